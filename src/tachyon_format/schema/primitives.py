@@ -1,0 +1,148 @@
+"""Field types shared by every schema. Each is documented once, here.
+
+Tier (a)/(b): these are scalar construct types. Bulk decoding of the same encodings lives in
+``tachyon_format.codec.kernels`` and is tested against these declarations.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Literal
+
+import construct as cs
+
+ByteOrder = Literal["<", ">"]
+
+ULEB128_MAX_BYTES = 10
+U32_MAX = 0xFFFFFFFF
+U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+
+class VarintError(cs.ConstructError):
+    """A LEB128 value that breaks the decoding rules (too long, out of range, truncated)."""
+
+
+class UnsignedLEB128(cs.Construct):
+    r"""Unsigned LEB128: 7 bits a byte, least significant group first, bit 7 = more follow.
+
+    Decoding follows CPython's Tachyon reader exactly (spec §0.1): at most 10 bytes (a
+    continuation bit on the 10th byte is an error), only bit 0 of the 10th byte is kept
+    (``ff ff ff ff ff ff ff ff ff 7f`` is accepted), non-canonical forms such as ``80 00``
+    are accepted, and values above ``max_value`` are rejected. Building always writes the
+    canonical (shortest) form.
+    """
+
+    def __init__(self, max_value: int) -> None:
+        super().__init__()
+        self.max_value = max_value
+
+    def _parse(self, stream, context, path):
+        value = 0
+        for index in range(ULEB128_MAX_BYTES):
+            byte = cs.stream_read(stream, 1, path)[0]
+            value |= (byte & 0x7F) << (7 * index)
+            if byte < 0x80:
+                value &= U64_MAX  # the 10th byte contributes only its bit 0
+                if value > self.max_value:
+                    raise VarintError(
+                        f"LEB128 value {value} exceeds maximum {self.max_value}", path=path
+                    )
+                return value
+        raise VarintError("LEB128 value longer than 10 bytes", path=path)
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, int) or not 0 <= obj <= self.max_value:
+            raise VarintError(f"cannot encode {obj!r} as LEB128 (0..{self.max_value})", path=path)
+        cs.stream_write(stream, encode_uleb128(obj), None, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise cs.SizeofError("LEB128 is variable-length", path=path)
+
+
+class ZigZagLEB128Int32(cs.Construct):
+    """Zigzag over int32, then unsigned LEB128 (Tachyon's "svarint", spec §0.1).
+
+    ``z = (v << 1) ^ (v >> 31)`` in 32 bits; decode ``(z >> 1) ^ -(z & 1)``. The zigzag
+    source is a u32, so an encoded value above ``0xFFFFFFFF`` is rejected. -1 is ``01``,
+    3 is ``06``, 97 is ``c2 01``.
+    """
+
+    def _parse(self, stream, context, path):
+        z = ULEB128_U32._parse(stream, context, path)
+        return (z >> 1) ^ -(z & 1)
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, int) or not -(2**31) <= obj < 2**31:
+            raise VarintError(f"cannot encode {obj!r} as zigzag int32", path=path)
+        ULEB128_U32._build(((obj << 1) ^ (obj >> 31)) & U32_MAX, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise cs.SizeofError("LEB128 is variable-length", path=path)
+
+
+def encode_uleb128(value: int) -> bytes:
+    """Canonical unsigned LEB128 of a non-negative int."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+ULEB128 = UnsignedLEB128(U64_MAX)
+"""uvarint holding a u64 (timestamp deltas)."""
+ULEB128_U32 = UnsignedLEB128(U32_MAX)
+"""uvarint holding a u32 (counts, indices, string lengths): larger values are rejected."""
+ZigZagLEB128 = ZigZagLEB128Int32()
+"""svarint: zigzag int32 then LEB128 (line numbers, columns and their deltas)."""
+
+
+class Sentinel(cs.Adapter):
+    """Read one reserved raw value as ``None`` (and write ``None`` back as it)."""
+
+    def __init__(self, subcon: cs.Construct, raw: int) -> None:
+        super().__init__(subcon)
+        self.raw = raw
+
+    def _decode(self, obj, context, path):
+        return None if obj == self.raw else obj
+
+    def _encode(self, obj, context, path):
+        return self.raw if obj is None else obj
+
+
+class Utf8Replace(cs.Adapter):
+    """UTF-8 text read with ``errors="replace"`` (as CPython's reader does), written strictly."""
+
+    def _decode(self, obj, context, path):
+        return bytes(obj).decode("utf-8", errors="replace")
+
+    def _encode(self, obj, context, path):
+        return obj.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Ints:
+    """Fixed-width numbers for one byte order, so each layout is declared once."""
+
+    u8: cs.Construct
+    u32: cs.Construct
+    u64: cs.Construct
+    f64: cs.Construct
+
+    @staticmethod
+    @functools.cache
+    def of(order: ByteOrder) -> Ints:
+        if order == "<":
+            return Ints(cs.Int8ul, cs.Int32ul, cs.Int64ul, cs.Float64l)
+        return Ints(cs.Int8ub, cs.Int32ub, cs.Int64ub, cs.Float64b)
+
+
+def bits_of(order: ByteOrder, bit_struct: cs.Construct) -> cs.Construct:
+    """A BitStruct over a multi-byte word: construct reads bits in stream order (big-endian),
+    so a little-endian word is byte-swapped first."""
+    return cs.ByteSwapped(bit_struct) if order == "<" else bit_struct
