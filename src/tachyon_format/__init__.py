@@ -1,6 +1,35 @@
-"""Read, write, validate and convert CPython 3.15 Tachyon profiles."""
+"""Read, write, validate and convert CPython 3.15 Tachyon sampling-profiler files.
 
+>>> import tachyon_format
+>>> facts = tachyon_format.info("profile.bin")           # header-level, O(1)
+>>> profile = tachyon_format.read("profile.bin")         # the whole profile as numpy columns
+>>> for batch in tachyon_format.iter_batches("huge.bin", samples_per_batch=1_000_000):
+...     ...                                              # bounded memory
+"""
+
+from .codec.tachyon_file import info
 from .errors import FormatError
+from .model import Frames, Profile, Records, Samples, Stacks, Threads
 
-__all__ = ["FormatError"]
+__all__ = [
+    "FormatError",
+    "Frames",
+    "Profile",
+    "Records",
+    "Samples",
+    "Stacks",
+    "Threads",
+    "info",
+    "iter_batches",
+    "read",
+]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # the sample decoder (numpy kernels) loads on first use, so `info` stays light
+    if name in ("read", "iter_batches"):
+        from .codec import reader
+
+        return getattr(reader, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
