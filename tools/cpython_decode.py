@@ -102,8 +102,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # Strings come back with errors="replace"; keep stdout UTF-8 whatever the locale says.
-    out = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False)
-    with out:
+    with open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False) as out:
         decode(args.path, args.view, out)
     return 0
 

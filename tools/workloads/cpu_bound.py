@@ -16,7 +16,8 @@ def primes_below(limit):
 def matrix_product(size):
     a = [[(i * j) % 7 for j in range(size)] for i in range(size)]
     b = [[(i + j) % 5 for j in range(size)] for i in range(size)]
-    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+    columns = list(zip(*b, strict=True))
+    return [[sum(x * y for x, y in zip(row, col, strict=True)) for col in columns] for row in a]
 
 
 def main():

@@ -1,4 +1,4 @@
-"""Exceptions raised and handled, reference cycles for the GC, and C code calling back into Python."""
+"""Exceptions raised and handled, reference cycles for the GC, C code calling back into Python."""
 
 import gc
 import re
@@ -36,9 +36,18 @@ def callbacks_from_c():
     return zlib.compress(text.encode() * 20, 9)
 
 
+def cleanup_while_handling():
+    try:
+        raise RuntimeError("cleanup")
+    except RuntimeError:
+        # Work done while an exception is being handled: this is what exception mode samples.
+        make_garbage()
+        callbacks_from_c()
+
+
 def main():
     for _ in range(3):
-        make_garbage()
+        cleanup_while_handling()
         total = sum(checked_int(token) for token in ("12", "x7", "3", "nope") * 6000)
         callbacks_from_c()
     return total

@@ -386,7 +386,9 @@ def _check_table_counts(meta: TachyonFile) -> None:
             f" {string_cap}",
             offset=footer_at, path="footer -> string_count",
         )
-    frame_cap = (size - meta.header.frame_table_offset) // spec.MIN_FRAME_SIZE
+    # an L1 entry (3 varints) can be as small as 3 bytes; L1 and L2 are told apart later
+    min_frame = spec.MIN_FRAME_SIZE if meta.layout == "L3" else spec.MIN_LEGACY_FRAME_SIZE
+    frame_cap = (size - meta.header.frame_table_offset) // min_frame
     if meta.footer.frame_count > frame_cap:
         raise FormatError(
             f"Invalid frame count {meta.footer.frame_count} exceeds maximum possible {frame_cap}",

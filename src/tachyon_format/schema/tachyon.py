@@ -65,6 +65,7 @@ MAX_DECOMPRESSED_SIZE = 2**30
 """The reader refuses a zstd sample region that decompresses to more than this."""
 MIN_STRING_SIZE = 1
 MIN_FRAME_SIZE = 7
+MIN_LEGACY_FRAME_SIZE = 3
 MIN_REPEAT_ENTRY_SIZE = 2
 REPLAY_BATCH_MAX = 8192
 """CPython's replay() hands at most this many REPEAT timestamps to one collect() call."""
@@ -278,12 +279,17 @@ BODIES = {
     Encoding.POP_PUSH.name: POP_PUSH,
 }
 
+# The Switch key is the Enum's name when interpreted, but its raw value when a compiled
+# Struct builds (construct's compiled Enum returns the encoded int), so key by both.
+_BODY_CASES = {**BODIES, **{Encoding[name].value: body for name, body in BODIES.items()}}
+
 
 @functools.cache
 def record(order: ByteOrder) -> cs.Construct:
     return "Sample-region record: prefix then the body its encoding selects" * cs.Struct(
         "prefix" / record_prefix(order),
-        "body" / cs.Switch(this.prefix.encoding, BODIES),
+        "body" / cs.Switch(this.prefix.encoding, _BODY_CASES, default=cs.Error)
+        * "REPEAT, FULL, SUFFIX or POP_PUSH; any other encoding is an error",
     )
 
 
