@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Set up the project from scratch and run it.
+#
+#   bash tools/dev.sh example   # install, then read a bundled CPython 3.15 profile
+#   bash tools/dev.sh test      # install (with the reference CPython 3.15), run the test suite
+#
+# Idempotent: the virtual environments (.venv, .venv-3.15) and the reference interpreter are
+# reused when present. Needs Python >= 3.11 as `python3`; the test command needs root for
+# apt-get (it installs the reference CPython 3.15 from Debian's packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+example=tests/data/threads_wall_zstd.bin
+
+dev_env() {
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+}
+
+# The suite under CPython 3.15 itself: the people producing these files run 3.15.
+reference_env() {
+    local python=$1
+    if [ ! -x .venv-3.15/bin/python ]; then
+        "$python" -m venv --without-pip .venv-3.15
+    fi
+    if ! .venv-3.15/bin/python -m pip --version >/dev/null 2>&1; then
+        local wheels
+        wheels=$(mktemp -d)
+        .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" pip
+        .venv-3.15/bin/python "$wheels"/pip-*.whl/pip install -q --disable-pip-version-check \
+            "$wheels"/pip-*.whl
+        rm -rf "$wheels"
+    fi
+    .venv-3.15/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+}
+
+case "${1:-}" in
+example)
+    dev_env
+    .venv/bin/tachyon-format info "$example"
+    echo
+    echo "first samples of $example (tachyon-format dump):"
+    .venv/bin/tachyon-format dump "$example" | sed -n '2,4p' | cut -c1-160
+    ;;
+test)
+    dev_env
+    if reference=$(bash tools/install-reference-cpython.sh); then
+        export TACHYON_REFERENCE_PYTHON=$reference
+    else
+        echo "warning: no reference CPython 3.15; tests that need it will be skipped" >&2
+        reference=""
+    fi
+    .venv/bin/python -m pytest -q -p no:cacheprovider
+    if [ -n "$reference" ]; then
+        reference_env "$reference"
+        .venv-3.15/bin/python -m pytest -q -p no:cacheprovider
+    fi
+    ;;
+*)
+    sed -n '2,10p' "$0"
+    exit 2
+    ;;
+esac
