@@ -54,7 +54,8 @@ class UnsignedLEB128(cs.Construct):
     def _build(self, obj, stream, context, path):
         if not isinstance(obj, int) or not 0 <= obj <= self.max_value:
             raise VarintError(f"cannot encode {obj!r} as LEB128 (0..{self.max_value})", path=path)
-        cs.stream_write(stream, encode_uleb128(obj), None, path)
+        data = encode_uleb128(obj)
+        cs.stream_write(stream, data, len(data), path)
         return obj
 
     def _sizeof(self, context, path):
