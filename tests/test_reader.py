@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import reference_decode, reference_write, requires_reference
 
 import tachyon_format
+from reference import reference_decode, reference_write, requires_reference
 from tachyon_format.codec.byteswap import swap_byte_order
 from tachyon_format.codec.canonical import write_canonical
 
@@ -63,7 +63,7 @@ def stack_tuples(profile) -> list[tuple[int, ...]]:
 @pytest.mark.parametrize("path", GOLDEN, ids=IDS)
 def test_stack_tree_is_deduplicated(path):
     stacks = tachyon_format.read(path, chunk_size=113).stacks
-    pairs = set(zip(stacks.parent.tolist(), stacks.frame.tolist()))
+    pairs = set(zip(stacks.parent.tolist(), stacks.frame.tolist(), strict=True))
     assert len(pairs) == len(stacks)
     assert ((stacks.parent >= -1) & (stacks.parent < len(stacks))).all()
 

@@ -9,10 +9,10 @@ import struct
 from pathlib import Path
 
 import pytest
-from legacy_layouts import downgrade
-from reference import requires_reference, run_reference
 
 import tachyon_format
+from legacy_layouts import downgrade
+from reference import requires_reference, run_reference
 from tachyon_format.codec.byteswap import swap_byte_order
 from tachyon_format.codec.tachyon_file import open_file
 from tachyon_format.errors import FormatError

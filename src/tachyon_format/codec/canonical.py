@@ -27,16 +27,15 @@ def sample_lines(profile: Profile) -> Iterator[str]:
     frame_json = _frame_fragments(profile)
     stack_json = _StackFragments(profile, frame_json)
     threads = profile.threads
-    thread_prefix = [
-        f"[{iid},{tid},"
-        for iid, tid in zip(threads.interpreter_id.tolist(), threads.thread_id.tolist())
-    ]
+    ids = zip(threads.interpreter_id.tolist(), threads.thread_id.tolist(), strict=True)
+    thread_prefix = [f"[{iid},{tid}," for iid, tid in ids]
     samples = profile.samples
     for thread, timestamp, status, stack in zip(
         samples.thread.tolist(),
         samples.timestamp_us.tolist(),
         samples.status.tolist(),
         samples.stack.tolist(),
+        strict=True,
     ):
         yield f"{thread_prefix[thread]}{timestamp},{status},{stack_json[stack]}]"
 
@@ -46,7 +45,7 @@ def _frame_fragments(profile: Profile) -> list[str]:
     f = profile.frames
     out = []
     for filename, funcname, lineno, end_lineno, column, end_column, opcode in zip(
-        *(column.tolist() for column in f.columns().values())
+        *(column.tolist() for column in f.columns().values()), strict=True
     ):
         location = (
             [None] * 4 if lineno == -1 else [lineno, end_lineno, column, end_column]

@@ -11,6 +11,7 @@ the sniffing rule of spec §10 and read as well.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import mmap
@@ -173,10 +174,9 @@ class TachyonFile:
 
     def close(self) -> None:
         if self._mmap is not None:
-            try:
+            # arrays may still view the mapping; the GC unmaps it then
+            with contextlib.suppress(BufferError):
                 self._mmap.close()
-            except BufferError:  # arrays still view the mapping; the GC will unmap it
-                pass
 
     def __enter__(self) -> TachyonFile:
         return self

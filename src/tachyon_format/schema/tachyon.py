@@ -145,7 +145,8 @@ def profiling_config(order: ByteOrder) -> cs.Construct:
 def header(order: ByteOrder) -> cs.Construct:
     i = Ints.of(order)
     return "File header: 64 bytes at offset 0 (layout L3, CPython 3.15.2)" * cs.Struct(
-        "magic" / cs.Const(MAGIC, i.u32) * "0x54414348: b'HCAT' on disk from LE writers, b'TACH' from BE",
+        "magic" / cs.Const(MAGIC, i.u32)
+        * "0x54414348: b'HCAT' on disk from LE writers, b'TACH' from BE",
         "format_version" / i.u32 * "1; a larger value is refused, quoting the python version",
         "py_major" / cs.Int8ub * "PY_MAJOR_VERSION of the writer (informational)",
         "py_minor" / cs.Int8ub * "PY_MINOR_VERSION of the writer",
@@ -154,8 +155,10 @@ def header(order: ByteOrder) -> cs.Construct:
         "start_time_us" / i.u64 * "every thread's clock starts here (BinaryWriter start_time_us)",
         "sample_interval_us" / i.u64 * "the requested sampling interval",
         "sample_count" / i.u64 * "thread-samples in the file; replay must decode exactly this many",
-        "thread_count" / i.u32 * "distinct (thread_id, interpreter_id) pairs; an upper bound for the reader",
-        "string_table_offset" / i.u64 * "absolute offset of the string table; the sample region ends here",
+        "thread_count" / i.u32
+        * "distinct (thread_id, interpreter_id) pairs; an upper bound for the reader",
+        "string_table_offset" / i.u64
+        * "absolute offset of the string table; the sample region ends here",
         "frame_table_offset" / i.u64 * "absolute offset of the frame table",
         "compression" / i.u32 * "1 = zstd sample region; any other value (0 written) = raw",
         "profiling_config" / profiling_config(order),
@@ -244,7 +247,7 @@ REPEAT_ENTRY = "One sample of a REPEAT record" * cs.Struct(
     "status" / cs.Int8ub * "ThreadStatus bits (any u8)",
 )
 
-REPEAT = "REPEAT body (encoding 0): samples whose stack equals the thread's previous one" * cs.Struct(
+REPEAT = "REPEAT body (encoding 0): samples with the thread's previous stack" * cs.Struct(
     "count" / ULEB128_U32 * "number of entries; at most remaining_bytes // 2",
     "samples" / cs.Array(this.count, REPEAT_ENTRY),
 )
@@ -321,7 +324,7 @@ def legacy_header(order: ByteOrder) -> cs.Construct:
     )
 
 
-LEGACY_FRAME = "Frame table entry of layout L1 (PR #142730): no end positions, no opcode" * cs.Struct(
+LEGACY_FRAME = "Frame table entry of layout L1 (PR #142730): lines only, no opcode" * cs.Struct(
     "filename_idx" / ULEB128_U32 * "index into the string table",
     "funcname_idx" / ULEB128_U32 * "index into the string table",
     "lineno" / ZigZagLEB128 * "a missing location was written as 0",
