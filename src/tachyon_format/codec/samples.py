@@ -1,0 +1,867 @@
+"""Decoder of the Tachyon sample region (spec §2) into columns and a stack prefix tree.
+
+Pipeline, per window of a few MB of the region:
+
+1. *Varints* (vectorised): every terminator byte and the ULEB128 value ending there, for the
+   whole window at once (:func:`kernels.decode_uleb128_ends`).
+2. *Records* (vectorised, speculative): every position whose interpreter id is a known one and
+   whose encoding byte is 0..3 is a candidate record start; the end of the record that would
+   start there follows from terminator ranks. The true records are the chain from the window
+   start, found by pruning candidates nobody points to, and checked (varint lengths, status
+   bytes, u32 ranges, depth caps). Anything else (a new interpreter, status bytes >= 0x80,
+   malformed or truncated input) falls back to :func:`scan_records`, a sequential reader with
+   CPython's exact checks and messages (tier d).
+3. *Semantics* (vectorised over records): thread rows, per-thread depths (a max-plus scan that
+   reproduces POP_PUSH clamping), lazy frame checks, per-thread clocks (one grouped cumsum).
+4. *Stacks* (vectorised, one pass per stack level): every pushed frame becomes a prefix-tree
+   node ``(parent, frame)``, deduplicated exactly by 64-bit keys held in sorted runs. The parent
+   of a record's bottom pushed frame is the latest push of the same thread one level below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import FormatError
+from . import kernels
+from .kernels import U32_MAX
+
+REPEAT, FULL, SUFFIX, POP_PUSH = 0, 1, 2, 3
+PREFIX_SIZE = 13
+MAX_DEPTH = 256
+WINDOW = 1 << 22
+_BIG = np.uint64(1 << 40)
+
+__all__ = ["SampleBatch", "SampleDecoder", "decode_samples", "stack_frames"]
+
+
+@dataclass
+class SampleBatch:
+    """Equal-length sample columns in replay() order, plus the record table of the batch."""
+
+    timestamp_us: npt.NDArray[np.uint64]
+    thread: npt.NDArray[np.int32]
+    status: npt.NDArray[np.uint8]
+    stack: npt.NDArray[np.int32]
+    record_offset: npt.NDArray[np.int64]
+    record_encoding: npt.NDArray[np.uint8]
+    record_first_sample: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.timestamp_us.size)
+
+    @classmethod
+    def empty(cls) -> SampleBatch:
+        """A batch with no samples and no records."""
+        return cls(*_empty_columns())
+
+
+def _empty_columns() -> list[np.ndarray]:
+    return [np.zeros(0, np.uint64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+            np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.uint8),
+            np.zeros(0, np.int64)]
+
+
+@dataclass
+class _Records:
+    """Stage-2 input: parsed records of one batch (syntax already checked)."""
+
+    offset: np.ndarray  # int64 region offsets
+    encoding: np.ndarray  # uint8
+    tid: np.ndarray  # uint64
+    iid: np.ndarray  # uint32
+    nsamp: np.ndarray  # int64 samples per record
+    arg: np.ndarray  # int64 shared (SUFFIX) / pop (POP_PUSH), else 0
+    npush: np.ndarray  # int64 frames listed (depth / new / push), 0 for REPEAT
+    delta: np.ndarray  # uint64 per sample
+    status: np.ndarray  # uint8 per sample
+    frames: np.ndarray  # int64 per listed frame, innermost first per record
+
+
+class _Incomplete(Exception):
+    """The record at this offset runs past the available (non-final) data."""
+
+
+class _NodeStore:
+    """Exact (parent, frame) -> node id map: sorted uint64 key runs merged geometrically."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Vectorised: node ids of sorted unique *keys*, -1 where absent."""
+        out = np.full(keys.size, -1, dtype=np.int32)
+        for run_keys, run_ids in self.runs:
+            pos = np.searchsorted(run_keys, keys)
+            pos = np.minimum(pos, run_keys.size - 1)
+            hit = run_keys[pos] == keys
+            out[hit] = run_ids[pos[hit]]
+        return out
+
+    def add(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        """Add sorted unique new *keys* with their *ids*, merging runs of similar size."""
+        if not keys.size:
+            return
+        self.runs.append((keys, ids))
+        while len(self.runs) > 1 and self.runs[-2][0].size <= 2 * self.runs[-1][0].size:
+            (k2, i2), (k1, i1) = self.runs.pop(), self.runs.pop()
+            k = np.concatenate([k1, k2])
+            order = np.argsort(k, kind="stable")
+            self.runs.append((k[order], np.concatenate([i1, i2])[order]))
+
+
+class SampleDecoder:
+    """Incremental decoder of a sample region; feed it with :meth:`decode` (chunks allowed)."""
+
+    def __init__(
+        self,
+        *,
+        order: Literal["<", ">"],
+        start_time_us: int,
+        thread_count: int,
+        frame_count: int,
+        frame_string_ok: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        if order not in ("<", ">"):
+            raise ValueError(f"order must be '<' or '>', not {order!r}")
+        self.order = order
+        self.start_time_us = int(start_time_us) & 0xFFFFFFFFFFFFFFFF
+        self.thread_count = int(thread_count)
+        self.frame_count = int(frame_count)
+        ok = np.ones(self.frame_count, bool) if frame_string_ok is None else frame_string_ok
+        self._frame_ok = np.asarray(ok, dtype=bool)
+        self._tid_dtype = np.dtype(order + "u8")
+        self._iid_dtype = np.dtype(order + "u4")
+        # thread table and per-thread state (rows in first-appearance order)
+        self._thread_row: dict[tuple[int, int], int] = {}
+        self._tids: list[int] = []
+        self._iids: list[int] = []
+        self._clock = np.zeros(0, np.uint64)
+        self._depth = np.zeros(0, np.int64)
+        self._cur = np.zeros(0, np.int32)
+        self._path = np.zeros((0, MAX_DEPTH + 1), np.int32)
+        # prefix tree
+        self._node_frame = np.zeros(1024, np.int32)
+        self._node_parent = np.zeros(1024, np.int32)
+        self._num_nodes = 0
+        self._store = _NodeStore()
+        # stream position
+        self._tail = b""
+        self._tail_offset = 0
+        self._records = 0
+        self._known_iids: list[int] = []
+        self._scalar_run = 1
+        self._finished = False
+        self.total_samples = 0
+        self._counts = dict.fromkeys(
+            ("repeat_records", "repeat_samples", "full_records", "suffix_records",
+             "pop_push_records"), 0)
+
+    # ------------------------------------------------------------------ public views
+    @property
+    def threads(self) -> tuple[np.ndarray, np.ndarray]:
+        """(interpreter_id uint32, thread_id uint64) of every thread, first-appearance order."""
+        return np.array(self._iids, dtype=np.uint32), np.array(self._tids, dtype=np.uint64)
+
+    @property
+    def stack_frame(self) -> np.ndarray:
+        """Frame-table index of each prefix-tree node."""
+        return self._node_frame[: self._num_nodes]
+
+    @property
+    def stack_parent(self) -> np.ndarray:
+        """Parent node of each node (the next frame outward), -1 for an outermost frame."""
+        return self._node_parent[: self._num_nodes]
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters with the keys and meaning of CPython's ``BinaryReader.get_stats()``."""
+        c = self._counts
+        changes = c["full_records"] + c["suffix_records"] + c["pop_push_records"]
+        return {**c, "total_records": c["repeat_records"] + changes,
+                "total_samples": self.total_samples, "stack_reconstructions": changes}
+
+    # ------------------------------------------------------------------ driver
+    def decode(self, data: bytes | memoryview | np.ndarray, *, final: bool) -> SampleBatch:
+        """Decode every complete record of (carried-over tail + *data*); see module docs."""
+        if self._finished:
+            raise ValueError("decoder already finished")
+        new = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+        new = new.view(np.uint8).reshape(-1)
+        tail = np.frombuffer(self._tail, np.uint8)
+        buf = np.concatenate([tail, new]) if self._tail else new
+        base = self._tail_offset
+        first_sample = self.total_samples
+        parts: list[SampleBatch] = []
+        pos = self._run(buf, base, final, parts)
+        self._tail = buf[pos:].tobytes()
+        self._tail_offset = base + pos
+        if final:
+            self._finished = True
+        return _concat(parts, first_sample)
+
+    def _run(self, buf: np.ndarray, base: int, final: bool, parts: list[SampleBatch]) -> int:
+        """Scan driver: speculative windows, with scalar fallback; returns the stop position."""
+        n = buf.size
+        pos = 0
+        window = WINDOW
+        while pos < n:
+            stop = min(n, pos + window)
+            recs, cut, why = self._speculate(buf, pos, stop, base, at_end=stop == n)
+            if recs is not None:
+                parts.append(self._commit(recs))
+                self._scalar_run = 1 if cut - pos > 1 << 16 else self._scalar_run
+                window = WINDOW
+            if why == "window":
+                if cut == pos:
+                    window *= 2
+                pos = cut
+                continue
+            pos = cut
+            if why == "done" or pos >= n:
+                break
+            recs, pos2 = self._scalar(buf, pos, base, final)
+            if recs is not None:
+                parts.append(self._commit(recs))
+            if pos2 == pos:  # incomplete tail, not final
+                break
+            pos = pos2
+            self._scalar_run = min(self._scalar_run * 2, 4096)
+        return pos
+
+    # ------------------------------------------------------------------ stage 1, vectorised
+    def _speculate(self, buf, start, stop, base, at_end):
+        """Vectorised record discovery in ``buf[start:stop]``; returns (records, cut, reason).
+
+        reason: "done" (consumed to the end), "window" (the next record does not fit in the
+        window), "scalar" (the next record needs the sequential reader).
+        """
+        w = buf[start:stop]
+        n = w.size
+        if n < PREFIX_SIZE or not self._known_iids:
+            if n >= PREFIX_SIZE or at_end:
+                return None, start, "scalar"
+            return None, start, "window"
+        cand = self._candidates(w)
+        if not cand.size or cand[0] != 0:
+            return None, start, "scalar"
+        ends, vlen = kernels.scan_terminators(w)
+        nt = ends.size
+        if nt == 0:
+            return None, start, ("scalar" if at_end else "window")
+        enc = w[cand + 12]
+        t0 = np.searchsorted(ends, cand + PREFIX_SIZE)
+        last_t = nt - 1
+        def at(i):
+            return kernels.decode_uleb128_at(w, ends, vlen, np.minimum(i, last_t))
+
+        va, vb, vc = at(t0), at(t0 + 2), at(t0 + 3)
+        cap = np.uint64(nt)
+        span = np.where(enc == REPEAT, 2 * np.minimum(va, cap).astype(np.intp),
+                        np.where(enc == FULL, 2 + np.minimum(vb, cap).astype(np.intp),
+                                 3 + np.minimum(vc, cap).astype(np.intp)))
+        last = t0 + span
+        complete = (last < nt) & (t0 < nt)
+        nxt = np.where(complete, ends[np.minimum(last, last_t)] + 1, n + 1)
+        chain = _chain(cand, nxt)
+        # chain: indices into cand, in order; validate its records
+        c_pos = cand[chain]
+        c_enc = enc[chain]
+        c_t0 = t0[chain]
+        c_last = last[chain]
+        c_a, c_b, c_c = va[chain], vb[chain], vc[chain]
+        ok = complete[chain].copy()
+        ok &= np.where(c_enc == REPEAT, c_a <= U32_MAX,
+                       np.where(c_enc == FULL, c_b <= MAX_DEPTH,
+                                (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
+        bad_len = vlen > kernels.ULEB128_MAX_BYTES
+        if bad_len.any():
+            cum = np.concatenate([[0], np.cumsum(bad_len)])
+            lo = np.minimum(c_t0, nt)
+            hi = np.minimum(c_last + 1, nt)
+            ok &= cum[hi] - cum[lo] == 0
+        cut_i = _first_false(ok)
+        r = cut_i
+        nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
+        s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])
+        sidx = kernels.decode_ragged_ranges(s_first, nsamp, 2)
+        st_bad = np.flatnonzero(vlen[sidx + 1] != 1)
+        if st_bad.size:
+            rec_of = np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right")
+            r = int(rec_of)
+        npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
+                         np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
+        f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)
+        fidx = kernels.decode_ragged_ranges(f_first, npush)
+        frames = kernels.decode_uleb128_at(w, ends, vlen, fidx)
+        f_bad = np.flatnonzero(frames > U32_MAX)
+        if f_bad.size:
+            r = int(np.searchsorted(np.cumsum(npush), f_bad[0], side="right"))
+        nsamp, npush = nsamp[:r], npush[:r]
+        ns, nf = int(nsamp.sum()), int(npush.sum())
+        sidx, fidx = sidx[:ns], fidx[:nf]
+        if r == 0:
+            cut = start
+        elif r < chain.size:
+            cut = start + int(c_pos[r])
+        else:
+            cut = start + int(nxt[chain[-1]])
+        if cut >= start + n:
+            why = "done" if at_end else "window"
+        elif at_end:
+            why = "scalar"
+        elif r < chain.size:
+            why = "scalar" if complete[chain[r]] else "window"
+        else:
+            why = "window" if cut + PREFIX_SIZE > start + n else "scalar"
+        if r == 0:
+            return None, cut, why
+        pos = c_pos[:r]
+        enc_r = c_enc[:r]
+        recs = _Records(
+            offset=(base + start + pos).astype(np.int64),
+            encoding=enc_r.astype(np.uint8),
+            tid=_gather(w, pos, self._tid_dtype),
+            iid=_gather(w, pos + 8, self._iid_dtype),
+            nsamp=nsamp.astype(np.int64),
+            arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
+            npush=npush,
+            delta=kernels.decode_uleb128_at(w, ends, vlen, sidx),
+            status=w[ends[sidx + 1]],
+            frames=frames[:nf].astype(np.int64),
+        )
+        return recs, cut, why
+
+    def _candidates(self, w: np.ndarray) -> np.ndarray:
+        """Vectorised: offsets with a known interpreter id and an encoding byte 0..3."""
+        m = w.size - PREFIX_SIZE + 1
+        iid = np.ndarray((m,), dtype=self._iid_dtype, buffer=w, offset=8, strides=(1,)) \
+            if w.flags.c_contiguous else _gather(w, np.arange(m) + 8, self._iid_dtype)
+        hit = iid == self._known_iids[0]
+        for other in self._known_iids[1:]:
+            hit |= iid == other
+        hit &= w[12:] <= 3
+        return np.flatnonzero(hit)
+
+    # ------------------------------------------------------------------ stage 1, scalar
+    def _scalar(self, buf, pos, base, final):
+        """Sequential fallback: a run of records with CPython's exact checks (tier d)."""
+        end = buf.size
+        depth: dict[int, int] = {}
+        recs: list[dict] = []
+        for _ in range(self._scalar_run):
+            if pos >= end:
+                break
+            try:
+                rec, pos = _scan_record(self, buf, pos, end, final, base, depth, len(recs))
+            except _Incomplete:
+                break
+            recs.append(rec)
+        if not recs:
+            return None, pos
+
+        def col(name, dtype):
+            return np.array([x[name] for x in recs], dtype)
+
+        def flat(name, dtype):
+            return np.array([v for x in recs for v in x[name]], dtype)
+
+        return _Records(
+            offset=col("offset", np.int64), encoding=col("encoding", np.uint8),
+            tid=col("tid", np.uint64), iid=col("iid", np.uint32),
+            nsamp=col("nsamp", np.int64), arg=col("arg", np.int64),
+            npush=col("npush", np.int64), delta=flat("delta", np.uint64),
+            status=flat("status", np.uint8), frames=flat("frames", np.int64),
+        ), pos
+
+    # ------------------------------------------------------------------ stage 2
+    def _error(self, message: str, offset: int, index: int) -> FormatError:
+        return FormatError(message, offset=int(offset), record=self._records + int(index),
+                           region=True)
+
+    def _commit(self, r: _Records) -> SampleBatch:
+        """Vectorised semantics of a batch of syntactically valid records; updates state."""
+        nrec = r.offset.size
+        thr = self._thread_rows(r)
+        if isinstance(thr, tuple):  # a thread beyond the declared count: check the prefix
+            index, message = thr
+            if index:
+                self._commit(_take(r, index))
+            raise FormatError(message, offset=int(r.offset[index]), record=self._records,
+                              region=True)
+        errors: list[tuple[int, int, str]] = []  # (record, check order, message)
+        depth_before, depth_after, keep = self._depths(r, thr, errors)
+        self._check_frames(r, errors)
+        if errors:
+            index, _, message = min(errors)
+            raise self._error(message, r.offset[index], index)
+        rec_stack = self._stacks(r, thr, keep)
+        cur = self._carry_stacks(r, thr, rec_stack)
+        s_thr = np.repeat(thr, r.nsamp)
+        ts = kernels.decode_group_cumsum(s_thr, r.delta, self._clock)
+        if s_thr.size:
+            last = _last_index_per_group(s_thr)
+            self._clock[s_thr[last]] = ts[last]
+        last = _last_index_per_group(thr)
+        self._depth[thr[last]] = depth_after[last]
+        first = np.cumsum(r.nsamp) - r.nsamp + self.total_samples
+        batch = SampleBatch(
+            timestamp_us=ts,
+            thread=s_thr.astype(np.int32),
+            status=r.status,
+            stack=np.repeat(cur, r.nsamp),
+            record_offset=r.offset,
+            record_encoding=r.encoding,
+            record_first_sample=first.astype(np.int64),
+        )
+        self._count(r)
+        self._records += nrec
+        return batch
+
+    def _count(self, r: _Records) -> None:
+        enc = r.encoding
+        c = self._counts
+        rep = enc == REPEAT
+        c["repeat_records"] += int(rep.sum())
+        rs = int(r.nsamp[rep].sum())
+        c["repeat_samples"] += rs
+        c["full_records"] += int((enc == FULL).sum())
+        c["suffix_records"] += int((enc == SUFFIX).sum())
+        c["pop_push_records"] += int((enc == POP_PUSH).sum())
+        self.total_samples += int(r.nsamp.sum())
+
+    def _thread_rows(self, r: _Records):
+        """Vectorised: thread row of each record, registering new threads in order."""
+        if r.iid.size and r.iid.min() == r.iid.max():
+            uniq, first, inv = np.unique(r.tid, return_index=True, return_inverse=True)
+            keys = [(int(r.iid[0]), int(t)) for t in uniq]
+        else:
+            pair = np.empty(r.tid.size, dtype=[("i", "u4"), ("t", "u8")])
+            pair["i"], pair["t"] = r.iid, r.tid
+            uniq, first, inv = np.unique(pair, return_index=True, return_inverse=True)
+            keys = [(int(i), int(t)) for i, t in uniq.tolist()]
+        rows = np.empty(len(keys), dtype=np.int32)
+        fresh = []
+        for j, key in enumerate(keys):
+            row = self._thread_row.get(key)
+            if row is None:
+                fresh.append(j)
+            else:
+                rows[j] = row
+        for j in sorted(fresh, key=lambda j: first[j]):
+            if len(self._tids) >= self.thread_count:
+                found = len(self._tids) + 1
+                return (int(first[j]),
+                        "Invalid thread count: sample data contains more unique threads than "
+                        f"declared in header (declared {self.thread_count}, found at least "
+                        f"{found})")
+            rows[j] = self._new_thread(keys[j])
+        return rows[inv.reshape(-1)]
+
+    def _new_thread(self, key: tuple[int, int]) -> int:
+        row = len(self._tids)
+        self._thread_row[key] = row
+        self._iids.append(key[0])
+        self._tids.append(key[1])
+        if key[0] not in self._known_iids:
+            self._known_iids.append(key[0])
+        if row >= self._clock.size:
+            grow = max(16, 2 * self._clock.size)
+            self._clock = np.resize(self._clock, grow)
+            self._depth = np.resize(self._depth, grow)
+            self._cur = np.resize(self._cur, grow)
+            path = np.zeros((grow, MAX_DEPTH + 1), np.int32)
+            path[: self._path.shape[0]] = self._path
+            self._path = path
+        self._clock[row] = self.start_time_us
+        self._depth[row] = 0
+        self._cur[row] = -1
+        return row
+
+    def _depths(self, r: _Records, thr: np.ndarray, errors: list):
+        """Vectorised: stack depth before/after each record (max-plus scan per thread)."""
+        enc = r.encoding
+        n = enc.size
+        push = np.minimum(r.npush, MAX_DEPTH + 1)
+        arg = np.minimum(r.arg, MAX_DEPTH + 1)
+        reset = (enc == FULL) | (enc == SUFFIX)
+        a = np.where(enc == POP_PUSH, push - arg, 0)
+        b = np.where(enc == POP_PUSH, push, np.where(enc == FULL, push, arg + push))
+        b = np.where(enc == REPEAT, 0, b)
+        order = np.argsort(thr, kind="stable")
+        t_s = thr[order]
+        head = np.r_[True, t_s[1:] != t_s[:-1]] if n else np.zeros(0, bool)
+        seg_start = head | reset[order]
+        seg = np.cumsum(seg_start) - 1
+        a_s = np.where(reset[order], 0, a[order])
+        A = np.cumsum(a_s)
+        seg_first = np.flatnonzero(seg_start)
+        A -= np.repeat(A[seg_first] - a_s[seg_first], np.diff(np.r_[seg_first, n]))
+        # initial value of each segment: carry-in depth, or the reset's own depth
+        x0 = np.where(reset[order][seg_first], b[order][seg_first],
+                      self._depth[t_s[seg_first]])
+        v = np.where(seg_start & reset[order], np.int64(-(1 << 50)), b[order] - A)
+        off = seg.astype(np.int64) << 42
+        m = np.maximum.accumulate(v + off) - off
+        d_s = np.maximum(np.repeat(x0, np.diff(np.r_[seg_first, n])) + A, A + m)
+        after = np.empty(n, np.int64)
+        after[order] = d_s
+        prev_s = np.where(head, self._depth[t_s], np.r_[np.int64(0), d_s[:-1]])
+        before = np.empty(n, np.int64)
+        before[order] = prev_s
+        keep = np.where(enc == SUFFIX, r.arg, np.where(
+            enc == POP_PUSH, np.maximum(before - r.arg, 0), 0))
+        bad = np.flatnonzero((enc == SUFFIX) & (r.arg > before))
+        if bad.size:
+            i = int(bad[0])
+            errors.append((i, 1, f"Shared count {r.arg[i]} exceeds current stack depth "
+                              f"{before[i]}"))
+        final = keep + r.npush
+        bad = np.flatnonzero((enc >= SUFFIX) & (final > MAX_DEPTH) & ~(
+            (enc == SUFFIX) & (r.arg > before)))
+        if bad.size:
+            i = int(bad[0])
+            errors.append((i, 2, f"Final stack depth {final[i]} exceeds capacity {MAX_DEPTH}"))
+        return before, after, keep
+
+    def _check_frames(self, r: _Records, errors: list) -> None:
+        """Vectorised: CPython's lazy frame and string index checks for emitted stacks."""
+        f = r.frames
+        if not f.size:
+            return
+        out = f >= self.frame_count
+        bad = out.copy()
+        if self.frame_count:
+            bad |= ~self._frame_ok[np.minimum(f, self.frame_count - 1)]
+        idx = np.flatnonzero(bad)
+        if idx.size:
+            k = int(idx[0])
+            i = int(np.searchsorted(np.cumsum(r.npush), k, side="right"))
+            msg = f"Invalid frame index: {f[k]}" if out[k] else "Invalid string index in frame"
+            errors.append((i, 3, msg))
+
+    # ------------------------------------------------------------------ stacks
+    def _stacks(self, r: _Records, thr, keep) -> np.ndarray:
+        """Vectorised: prefix-tree node of each stack-change record's new stack (-1: empty)."""
+        n = r.encoding.size
+        rec_stack = np.full(n, -1, np.int32)
+        change = np.flatnonzero(r.encoding != REPEAT)
+        if not change.size:
+            return rec_stack
+        npush = r.npush
+        nf = r.frames.size
+        f_rec = np.repeat(np.arange(n), npush)
+        f_first = np.cumsum(npush) - npush
+        k = np.arange(nf) - f_first[f_rec]  # 0 = innermost
+        level = (keep[f_rec] + npush[f_rec] - k).astype(np.int64)
+        nthreads = max(len(self._tids), 1)
+        gkey = (level * nthreads + thr[f_rec]).astype(
+            kernels.small_key_dtype((MAX_DEPTH + 1) * nthreads))
+        order = np.argsort(gkey, kind="stable")
+        g_s = gkey[order].astype(np.int64)
+        key2 = g_s * n + f_rec[order]
+        # parent of each pushed frame: the frame above in its record, else a lookup
+        bottom = k == npush[f_rec] - 1
+        parent_f = np.arange(nf) + 1  # flat index of the parent frame
+        parent_const = np.full(nf, -2, np.int64)  # node id when the parent is not pushed here
+        bidx = np.flatnonzero(bottom)
+        pf, pc = self._latest_push(f_rec[bidx], keep[f_rec[bidx]], thr, n, nthreads,
+                                   key2, g_s, order)
+        parent_f[bidx] = pf
+        parent_const[bidx] = pc
+        node = np.full(nf, -1, np.int32)
+        lev_s = level[order]
+        bounds = np.flatnonzero(np.r_[True, lev_s[1:] != lev_s[:-1], True])
+        for j in range(bounds.size - 1):
+            sel = order[bounds[j]: bounds[j + 1]]
+            pc = parent_const[sel]
+            parent = np.where(pc != -2, pc, node[np.where(pc != -2, 0, parent_f[sel])])
+            node[sel] = self._intern(parent.astype(np.int64), r.frames[sel])
+        has = npush > 0
+        rec_stack[has] = node[f_first[has]]
+        # records that only pop (or keep) take the node at level `keep`
+        zero = np.flatnonzero((r.encoding != REPEAT) & ~has & (keep > 0))
+        if zero.size:
+            pf, pc = self._latest_push(zero, keep[zero], thr, n, nthreads, key2, g_s, order)
+            inner = node[np.maximum(pf, 0)] if node.size else pc
+            rec_stack[zero] = np.where(pc != -2, pc, inner)
+        self._carry_paths(thr, level, f_rec, node, order, g_s, nthreads)
+        return rec_stack
+
+    def _latest_push(self, rec, lev, thr, n, nthreads, key2, g_s, order):
+        """Vectorised: the latest pushed frame at level *lev* of each record's thread before
+        that record; returns (flat frame index, node id, or -2 if the frame is pushed here)."""
+        lev = np.asarray(lev, np.int64)
+        t = thr[rec].astype(np.int64)
+        q = (lev * nthreads + t) * n + rec
+        j = np.searchsorted(key2, q) - 1
+        jj = np.clip(j, 0, max(g_s.size - 1, 0))
+        found = (j >= 0) & (lev > 0)
+        if g_s.size:
+            found &= g_s[jj] == lev * nthreads + t
+        else:
+            found[:] = False
+        pf = np.where(found, order[jj], -1) if order.size else np.full(rec.size, -1)
+        carried = self._path[t, np.minimum(lev, MAX_DEPTH)]
+        pc = np.where(found, -2, np.where(lev > 0, carried, -1))
+        return pf, pc
+
+    def _carry_paths(self, thr, level, f_rec, node, order, g_s, nthreads) -> None:
+        """Record, per thread and level, the node of the latest push (for later batches)."""
+        if not order.size:
+            return
+        last = np.flatnonzero(np.r_[g_s[1:] != g_s[:-1], True])
+        g = g_s[last]
+        self._path[g % nthreads, g // nthreads] = node[order[last]]
+
+    def _intern(self, parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
+        """Vectorised: node ids of (parent, frame) pairs, creating the missing ones."""
+        keys = ((parent + 1).astype(np.uint64) << np.uint64(32)) | frame.astype(np.uint64)
+        uk, inv = np.unique(keys, return_inverse=True)
+        ids = self._store.lookup(uk)
+        miss = np.flatnonzero(ids < 0)
+        if miss.size:
+            new_ids = np.arange(self._num_nodes, self._num_nodes + miss.size, dtype=np.int32)
+            ids[miss] = new_ids
+            self._append_nodes(uk[miss], new_ids)
+        return ids[inv.reshape(-1)]
+
+    def _append_nodes(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        need = self._num_nodes + ids.size
+        if need > self._node_frame.size:
+            cap = max(need, 2 * self._node_frame.size)
+            self._node_frame = np.resize(self._node_frame, cap)
+            self._node_parent = np.resize(self._node_parent, cap)
+        s = slice(self._num_nodes, need)
+        self._node_frame[s] = (keys & np.uint64(U32_MAX)).astype(np.int32)
+        self._node_parent[s] = (keys >> np.uint64(32)).astype(np.int64) - 1
+        self._num_nodes = need
+        self._store.add(keys, ids)
+
+    def _carry_stacks(self, r: _Records, thr, rec_stack) -> np.ndarray:
+        """Vectorised: the stack in force at each record (REPEAT keeps the thread's stack)."""
+        n = thr.size
+        if not n:
+            return rec_stack
+        order = np.argsort(thr, kind="stable")
+        t_s = thr[order]
+        change = (r.encoding != REPEAT)[order]
+        head = np.r_[True, t_s[1:] != t_s[:-1]]
+        idx = np.where(change | head, np.arange(n), 0)
+        idx = np.maximum.accumulate(idx)
+        val = np.where(change, rec_stack[order], -3)
+        filled = val[idx]
+        filled = np.where(filled == -3, self._cur[t_s], filled).astype(np.int32)
+        out = np.empty(n, np.int32)
+        out[order] = filled
+        last = _last_index_per_group(thr)
+        self._cur[thr[last]] = out[last]
+        return out
+
+
+# ---------------------------------------------------------------------- helpers
+def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Vectorised: fixed-width integers of *dtype* at byte offsets *pos* of *w*."""
+    size = dtype.itemsize
+    idx = pos[:, None] + np.arange(size)
+    return np.ascontiguousarray(w[idx]).view(dtype).reshape(-1).astype(dtype.newbyteorder("="))
+
+
+def _first_false(ok: np.ndarray) -> int:
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else int(ok.size)
+
+
+def _chain(cand: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+    """Vectorised: indices of the candidates reachable from candidate 0 through *nxt*.
+
+    Candidates that no live candidate points to are pruned until nothing changes; what is
+    left is exactly the chain (every survivor has a surviving predecessor, so it is reachable).
+    A long run of false candidates falls back to walking the pointers.
+    """
+    j = np.searchsorted(cand, nxt)
+    jj = np.minimum(j, cand.size - 1)
+    target = np.where(cand[jj] == nxt, jj, -1)
+    alive = np.ones(cand.size, bool)
+    for _ in range(6):
+        hit = np.zeros(cand.size, bool)
+        src = target[alive]
+        hit[src[src >= 0]] = True
+        hit[0] = True
+        new = alive & hit
+        if new.sum() == alive.sum():
+            return np.flatnonzero(alive)
+        alive = new
+    walk = []
+    tl = target.tolist()
+    i = 0
+    while i >= 0:
+        walk.append(i)
+        i = tl[i]
+    return np.array(walk, dtype=np.intp)
+
+
+def _last_index_per_group(keys: np.ndarray) -> np.ndarray:
+    """Vectorised: index of the last occurrence of each distinct key."""
+    rev = keys[::-1]
+    _, first = np.unique(rev, return_index=True)
+    return keys.size - 1 - first
+
+
+def _concat(parts: list[SampleBatch], first_sample: int) -> SampleBatch:
+    """One batch from consecutive parts; record_first_sample made relative to the batch."""
+    if not parts:
+        return SampleBatch.empty()
+    if len(parts) == 1:
+        batch = parts[0]
+    else:
+        cols = [np.concatenate([getattr(p, f) for p in parts])
+                for f in SampleBatch.__dataclass_fields__]
+        parts.clear()
+        batch = SampleBatch(*cols)
+    batch.record_first_sample -= first_sample
+    return batch
+
+
+def _take(r: _Records, k: int) -> _Records:
+    """The first *k* records of a batch, with their samples and frames."""
+    ns, nf = int(r.nsamp[:k].sum()), int(r.npush[:k].sum())
+    return _Records(r.offset[:k], r.encoding[:k], r.tid[:k], r.iid[:k], r.nsamp[:k],
+                    r.arg[:k], r.npush[:k], r.delta[:ns], r.status[:ns], r.frames[:nf])
+
+
+def _scan_varint(data, pos: int, end: int, final: bool, message: str, u32: bool):
+    """Scan: one ULEB128 as CPython reads it; raises *message* (a str) on failure."""
+    result = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            if not final:
+                raise _Incomplete
+            raise _VarintError(message)
+        byte = int(data[pos])
+        pos += 1
+        result |= ((byte & 0x7F) << shift) & 0xFFFFFFFFFFFFFFFF
+        if byte < 0x80:
+            break
+        shift += 7
+        if shift >= 64:
+            raise _VarintError(message)
+    if u32 and result > U32_MAX:
+        raise _VarintError(message)
+    return result, pos
+
+
+class _VarintError(Exception):
+    pass
+
+
+_GENERIC = "Invalid or incomplete varint in binary data"
+
+
+def _scan_record(dec: SampleDecoder, data, pos, end, final, base, depth, nparsed):
+    """Scan: one record with CPython's checks in CPython's order (tier d, fallback path).
+
+    *depth* overlays the decoder's per-thread depths for records parsed but not committed.
+    """
+    off = base + pos
+
+    def fail(msg):
+        raise FormatError(msg, offset=off, record=dec._records + nparsed, region=True)
+
+    if end - pos < PREFIX_SIZE:
+        if not final:
+            raise _Incomplete
+        fail(f"Truncated sample data: {end - pos} trailing bytes")
+    tid = int(np.frombuffer(data[pos:pos + 8].tobytes(), dec._tid_dtype)[0])
+    iid = int(np.frombuffer(data[pos + 8:pos + 12].tobytes(), dec._iid_dtype)[0])
+    enc = int(data[pos + 12])
+    row = dec._thread_row.get((iid, tid))
+    if row is None:
+        if len(dec._tids) >= dec.thread_count:
+            fail("Invalid thread count: sample data contains more unique threads than "
+                 f"declared in header (declared {dec.thread_count}, found at least "
+                 f"{len(dec._tids) + 1})")
+        row = dec._new_thread((iid, tid))
+    if enc > POP_PUSH:
+        fail(f"Unknown stack encoding: {enc}")
+    cur = depth.get(row, int(dec._depth[row]))
+    p = pos + PREFIX_SIZE
+    deltas, statuses, frames = [], [], []
+    arg = npush = 0
+    try:
+        if enc == REPEAT:
+            count, p = _scan_varint(data, p, end, final, "Malformed varint for RLE count", True)
+            if final and count > (end - p) // 2:
+                fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
+            for _ in range(count):
+                d, p = _scan_varint(data, p, end, final, "Malformed varint in RLE sample data",
+                                    False)
+                if p >= end:
+                    if not final:
+                        raise _Incomplete
+                    fail("Unexpected end of sample data in RLE")
+                deltas.append(d)
+                statuses.append(int(data[p]))
+                p += 1
+            nsamp = count
+        else:
+            d, p = _scan_varint(data, p, end, final, "Malformed varint in sample data", False)
+            if p >= end:
+                if not final:
+                    raise _Incomplete
+                fail("Unexpected end of sample data")
+            deltas.append(d)
+            statuses.append(int(data[p]))
+            p += 1
+            nsamp = 1
+            if enc == FULL:
+                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
+                if npush > MAX_DEPTH:
+                    fail(f"Stack depth {npush} exceeds capacity {MAX_DEPTH}")
+                keep = 0
+            else:
+                arg, p = _scan_varint(data, p, end, final, _GENERIC, True)
+                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
+                if enc == SUFFIX:
+                    if arg > cur:
+                        fail(f"Shared count {arg} exceeds current stack depth {cur}")
+                    keep = arg
+                else:
+                    keep = max(cur - arg, 0)
+                if keep + npush > MAX_DEPTH:
+                    fail(f"Final stack depth {keep + npush} exceeds capacity {MAX_DEPTH}")
+            for _ in range(npush):
+                f, p = _scan_varint(data, p, end, final, _GENERIC, True)
+                frames.append(f)
+            for f in frames:
+                if f >= dec.frame_count:
+                    fail(f"Invalid frame index: {f}")
+                if not dec._frame_ok[f]:
+                    fail("Invalid string index in frame")
+            depth[row] = keep + npush
+    except _VarintError as exc:
+        fail(str(exc))
+    rec = {"offset": off, "encoding": enc, "tid": tid, "iid": iid, "nsamp": nsamp,
+           "arg": arg, "npush": npush, "delta": deltas, "status": statuses, "frames": frames}
+    return rec, p
+
+
+def decode_samples(region, **decoder_kwargs) -> tuple[SampleBatch, SampleDecoder]:
+    """Decode a whole sample region at once: ``decode(region, final=True)``."""
+    dec = SampleDecoder(**decoder_kwargs)
+    return dec.decode(region, final=True), dec
+
+
+def stack_frames(stack_frame: np.ndarray, stack_parent: np.ndarray, stack_id: int) -> np.ndarray:
+    """Scan: frame indices of stack *stack_id*, innermost first (empty for -1)."""
+    out = []
+    node = int(stack_id)
+    while node >= 0:
+        out.append(int(stack_frame[node]))
+        node = int(stack_parent[node])
+    return np.array(out, dtype=np.int32)

@@ -1,0 +1,134 @@
+"""Kernels against scalar references (§0.1 varint rules)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tachyon_format.codec import kernels
+
+U64 = (1 << 64) - 1
+
+
+def scalar_uleb128(data: bytes, pos: int = 0) -> tuple[int, int]:
+    """CPython's reader loop: 10 bytes at most, only bit 0 of a 10th byte kept."""
+    result = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("incomplete")
+        byte = data[pos]
+        pos += 1
+        result |= ((byte & 0x7F) << shift) & U64
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 64:
+            raise ValueError("malformed")
+
+
+def canonical(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+# a varint: its canonical form, optionally padded with 0x80 groups (non-canonical), or any
+# 1..10 raw bytes ending with a terminator (exercises the 10th-byte rule)
+varint_bytes = st.one_of(
+    st.integers(0, U64).map(canonical),
+    st.tuples(st.integers(0, (1 << 21) - 1), st.integers(0, 3)).map(
+        lambda t: canonical(t[0])[:-1] + bytes([canonical(t[0])[-1] | 0x80]) + b"\x80" * t[1]
+        + b"\x00" if len(canonical(t[0])) + t[1] < 10 else canonical(t[0])),
+    st.lists(st.integers(0x80, 0xFF), max_size=9).flatmap(
+        lambda head: st.integers(0, 0x7F).map(lambda last: bytes(head) + bytes([last]))),
+)
+
+
+@given(st.lists(varint_bytes, max_size=40))
+def test_decode_uleb128_matches_scalar(parts):
+    run = b"".join(parts)
+    expected = []
+    pos = 0
+    while pos < len(run):
+        value, pos = scalar_uleb128(run, pos)
+        expected.append(value)
+    assert kernels.decode_uleb128(run).tolist() == expected
+
+
+@given(st.binary(max_size=200))
+def test_terminator_values_match_scalar_at_every_terminator(data):
+    ends, values, lengths = kernels.decode_uleb128_ends(np.frombuffer(data, np.uint8))
+    prev = -1
+    for e, v, n in zip(ends.tolist(), values.tolist(), lengths.tolist(), strict=True):
+        assert n == e - prev
+        if n <= 10:
+            assert scalar_uleb128(data, prev + 1) == (v, e + 1)
+        else:
+            with pytest.raises(ValueError):
+                scalar_uleb128(data, prev + 1)
+        prev = e
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        (b"\x00", 0),
+        (b"\x80\x00", 0),
+        (b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", U64),
+        (b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", U64),
+        (b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x7e", 0),
+        (b"\xe8\x07", 1000),
+    ],
+)
+def test_uleb128_edge_cases(raw, value):
+    assert kernels.decode_uleb128(raw).tolist() == [value]
+
+
+def test_uleb128_rejects_11_bytes_and_truncation():
+    with pytest.raises(ValueError):
+        kernels.decode_uleb128(b"\x80" * 10 + b"\x00")
+    with pytest.raises(ValueError):
+        kernels.decode_uleb128(b"\x80")
+
+
+@given(st.lists(st.integers(0, U64), max_size=50))
+def test_encode_uleb128_roundtrip_and_canonical(values):
+    raw = kernels.encode_uleb128(values)
+    assert raw == b"".join(canonical(v) for v in values)
+    assert kernels.decode_uleb128(raw).tolist() == values
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
+def test_zigzag_roundtrip(values):
+    z = kernels.encode_zigzag(values)
+    assert z.tolist() == [((v << 1) ^ (v >> 63)) & U64 for v in values]
+    assert kernels.decode_zigzag(z).tolist() == values
+
+
+@given(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 6)), max_size=20),
+       st.integers(1, 3))
+def test_ragged_ranges(pairs, step):
+    starts = [s for s, _ in pairs]
+    lengths = [n for _, n in pairs]
+    expected = [s + step * i for s, n in pairs for i in range(n)]
+    assert kernels.decode_ragged_ranges(starts, lengths, step).tolist() == expected
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, U64)), max_size=60),
+       st.lists(st.integers(0, U64), min_size=5, max_size=5))
+def test_group_cumsum_wraps_per_group(rows, carry):
+    keys = np.array([k for k, _ in rows], np.uint8)
+    values = np.array([v for _, v in rows], np.uint64)
+    clock = list(carry)
+    expected = []
+    for k, v in rows:
+        clock[k] = (clock[k] + v) & U64
+        expected.append(clock[k])
+    got = kernels.decode_group_cumsum(keys, values, np.array(carry, np.uint64))
+    assert got.tolist() == expected
