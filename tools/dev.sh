@@ -26,11 +26,15 @@ reference_env() {
         "$python" -m venv --without-pip .venv-3.15
     fi
     if ! .venv-3.15/bin/python -m pip --version >/dev/null 2>&1; then
-        local wheels
+        # Debian's CPython has no ensurepip: bootstrap pip from its wheel (a wheel is a zip,
+        # and pip runs from inside it)
+        local wheels wheel
         wheels=$(mktemp -d)
-        .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" pip
-        .venv-3.15/bin/python "$wheels"/pip-*.whl/pip install -q --disable-pip-version-check \
-            "$wheels"/pip-*.whl
+        .venv/bin/python -m pip download --disable-pip-version-check --no-deps \
+            --only-binary=:all: -d "$wheels" pip >/dev/null
+        wheel=$(find "$wheels" -name 'pip-*.whl' | head -n 1)
+        [ -n "$wheel" ] || { echo "could not download pip's wheel" >&2; exit 1; }
+        .venv-3.15/bin/python "$wheel/pip" install -q --disable-pip-version-check "$wheel"
         rm -rf "$wheels"
     fi
     .venv-3.15/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"

@@ -5,23 +5,29 @@
 >>> profile = tachyon_format.read("profile.bin")         # the whole profile as numpy columns
 >>> for batch in tachyon_format.iter_batches("huge.bin", samples_per_batch=1_000_000):
 ...     ...                                              # bounded memory
+>>> tachyon_format.write(profile, "copy.bin")            # byte-identical to CPython's writer
 """
 
 from .codec.tachyon_file import info
+from .codec.writer import CsrStacks, PrefixTreeStacks, Writer, write
 from .errors import FormatError
 from .model import Frames, Profile, Records, Samples, Stacks, Threads
 
 __all__ = [
+    "CsrStacks",
     "FormatError",
     "Frames",
+    "PrefixTreeStacks",
     "Profile",
     "Records",
     "Samples",
     "Stacks",
     "Threads",
+    "Writer",
     "info",
     "iter_batches",
     "read",
+    "write",
 ]
 __version__ = "0.1.0"
 
