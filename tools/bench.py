@@ -433,9 +433,11 @@ def measure_writers(ref: str, dev: str, data_dir: Path, name: str, args) -> dict
                 ref, ["cpython-write", *gen, "--out", outs["cpython"], "--compare",
                       str(source)])),
             "ours_write_stream": _repeat(args.repeat, "ours Writer", lambda: run_worker(
-                dev, ["ours-write-stream", *gen, "--out", outs["stream"]])),
+                dev, ["ours-write-stream", *gen, "--out", outs["stream"], "--compare",
+                      str(source)])),
             "ours_write_columns": _repeat(args.repeat, "ours write(columns)", lambda: run_worker(
-                dev, ["ours-write-columns", str(source), "--out", outs["columns"]])),
+                dev, ["ours-write-columns", str(source), "--out", outs["columns"], "--compare",
+                      str(source)])),
         }
 
 
@@ -555,7 +557,8 @@ BATCH_HEADERS = ("input", "samples_per_batch", "batches", "ours s", "M samples/s
                  "peak RSS Δ MB", "B/sample (RSS)")
 WRITE_HEADERS = ("input", "thread-samples", "CPython BinaryWriter s", "ours Writer s",
                  "ours write(columns) s", "× Writer", "× write(columns)",
-                 "out MB (CPython / Writer / columns)", "CPython output = input")
+                 "out MB (CPython / Writer / columns)",
+                 "byte-identical to input (CPython / Writer / columns)")
 
 
 def batch_rows(metas: dict, name: str, results: dict) -> list[list[str]]:
@@ -573,6 +576,11 @@ def batch_rows(metas: dict, name: str, results: dict) -> list[list[str]]:
     return rows
 
 
+def _identical(runs: list[dict]) -> str:
+    same = next((x["identical_to_input"] for x in runs if "identical_to_input" in x), None)
+    return "n/a" if same is None else ("yes" if same else "NO")
+
+
 def write_rows(metas: dict, results: dict) -> list[list[str]]:
     rows = []
     for name, r in results.items():
@@ -581,15 +589,15 @@ def write_rows(metas: dict, results: dict) -> list[list[str]]:
         sizes = " / ".join(
             _or_status(fmt_mb(worst(r[k], "out_bytes"), 2), r[k])
             for k in ("cpython_write", "ours_write_stream", "ours_write_columns"))
-        same = next((x.get("identical_to_input") for x in r["cpython_write"]
-                     if "identical_to_input" in x), None)
         rows.append([name, fmt_count(metas[name]["sample_count"]),
                      _or_status(fmt_num(cpy, 3), r["cpython_write"]),
                      _or_status(fmt_num(stream, 3), r["ours_write_stream"]),
                      _or_status(fmt_num(cols, 3), r["ours_write_columns"]),
                      _or_status(fmt_num(ratio(cpy, stream), 2), r["ours_write_stream"]),
                      _or_status(fmt_num(ratio(cpy, cols), 2), r["ours_write_columns"]),
-                     sizes, "n/a" if same is None else ("yes" if same else "NO")])
+                     sizes, " / ".join(_identical(r[k]) for k in
+                                       ("cpython_write", "ours_write_stream",
+                                        "ours_write_columns"))])
     return rows
 
 
