@@ -148,22 +148,23 @@ class Profile:
         parts = [self.frames, self.threads, self.stacks, self.samples, self.records]
         return sum(part.nbytes for part in parts if part is not None)
 
+    def sample_columns(self) -> dict[str, np.ndarray]:
+        """Per-sample columns with the thread ids joined in (what the table exports hold)."""
+        thread = self.samples.thread
+        return {
+            "timestamp_us": self.samples.timestamp_us,
+            "interpreter_id": self.threads.interpreter_id[thread],
+            "thread_id": self.threads.thread_id[thread],
+            "status": self.samples.status,
+            "stack": self.samples.stack,
+        }
+
     # -- optional extras --------------------------------------------------------------------
     def samples_df(self):
-        """Samples as a pandas DataFrame with thread ids joined in (needs pandas)."""
+        """Samples as a pandas DataFrame (needs pandas)."""
         import pandas as pd
 
-        thread = self.samples.thread
-        return pd.DataFrame(
-            {
-                "timestamp_us": self.samples.timestamp_us,
-                "interpreter_id": self.threads.interpreter_id[thread],
-                "thread_id": self.threads.thread_id[thread],
-                "status": self.samples.status,
-                "stack": self.samples.stack,
-            },
-            copy=False,
-        )
+        return pd.DataFrame(self.sample_columns(), copy=False)
 
     def frames_df(self):
         """Frames as a pandas DataFrame; filename and funcname are categoricals."""
@@ -180,16 +181,7 @@ class Profile:
         return pd.DataFrame(data)
 
     def to_arrow(self):
-        """Samples (with thread ids) as a ``pyarrow.Table`` (needs pyarrow)."""
+        """Samples as a ``pyarrow.Table`` (needs pyarrow)."""
         import pyarrow as pa
 
-        thread = self.samples.thread
-        return pa.table(
-            {
-                "timestamp_us": self.samples.timestamp_us,
-                "interpreter_id": self.threads.interpreter_id[thread],
-                "thread_id": self.threads.thread_id[thread],
-                "status": self.samples.status,
-                "stack": self.samples.stack,
-            }
-        )
+        return pa.table(self.sample_columns())
