@@ -206,3 +206,19 @@ def test_cli_reports_format_errors(tmp_path, capsys):
     bad.write_bytes(b"XXXX" + bytes(100))
     assert main(["info", str(bad)]) == 1
     assert "Invalid magic number" in capsys.readouterr().err
+
+
+def test_validate_reports_problems_without_raising(tmp_path, capsys):
+    from tachyon_format.cli import main
+
+    good = DATA / "threads_wall_zstd.bin"
+    assert tachyon_format.validate(good) == []
+    data = bytearray(good.read_bytes())
+    data[28] ^= 1  # the header's sample count no longer matches the records
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(bytes(data))
+    problems = tachyon_format.validate(bad)
+    assert len(problems) == 1 and "Sample count mismatch" in problems[0]
+    assert main(["validate", str(good), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{good}: ok" in out and "Sample count mismatch" in out

@@ -27,6 +27,7 @@ __all__ = [
     "info",
     "iter_batches",
     "read",
+    "validate",
     "write",
 ]
 __version__ = "0.1.0"
@@ -38,4 +39,8 @@ def __getattr__(name: str):
         from .codec import reader
 
         return getattr(reader, name)
+    if name == "validate":
+        from .codec.validate import validate
+
+        return validate
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -20,11 +21,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         print(f"tachyon-format: {args.file}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`: not an error
+        # Python would report the failed flush of stdout at exit; point it at devnull
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"tachyon-format: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`
-        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     dump_cmd.add_argument("file")
     dump_cmd.add_argument("-o", "--output", help="write here instead of standard output")
     dump_cmd.set_defaults(run=_run_dump)
+
+    validate_cmd = commands.add_parser(
+        "validate", help="decode every sample; exit 1 if any file is malformed"
+    )
+    validate_cmd.add_argument("file", nargs="+")
+    validate_cmd.set_defaults(run=_run_validate)
     return parser
 
 
@@ -70,6 +79,21 @@ def _run_dump(args) -> int:
     else:
         write_canonical(profile, sys.stdout)
     return 0
+
+
+def _run_validate(args) -> int:
+    from .codec.validate import validate
+
+    failed = 0
+    for path in args.file:
+        problems = validate(path)
+        if problems:
+            failed += 1
+            for problem in problems:
+                print(f"{path}: {problem}")
+        else:
+            print(f"{path}: ok")
+    return 1 if failed else 0
 
 
 def format_info(facts: dict) -> str:
