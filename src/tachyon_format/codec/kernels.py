@@ -126,16 +126,21 @@ def decode_ragged_ranges(
 
 
 def decode_group_cumsum(
-    keys: npt.NDArray[np.integer], values: npt.NDArray[np.uint64], carry: npt.NDArray[np.uint64]
+    keys: npt.NDArray[np.integer],
+    values: npt.NDArray[np.uint64],
+    carry: npt.NDArray[np.uint64],
+    order: npt.NDArray[np.intp] | None = None,
 ) -> npt.NDArray[np.uint64]:
     """Vectorised: running sum of *values* per group *key* (mod 2**64), each from ``carry[key]``.
 
     Keys are small non-negative ints (rows into *carry*); order within a group is kept.
+    *order*, if given, is a stable argsort of *keys*.
     """
     n = keys.size
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    order = np.argsort(keys, kind="stable")
+    if order is None:
+        order = np.argsort(keys, kind="stable")
     k = keys[order]
     run = np.cumsum(values[order], dtype=np.uint64)
     head = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
@@ -156,3 +161,70 @@ def small_key_dtype(limit: int) -> np.dtype:
     if limit <= 1 << 32:
         return np.dtype(np.uint32)
     return np.dtype(np.uint64)
+
+
+def decode_uleb128_ending_at(
+    buf: npt.NDArray[np.uint8], pos: npt.NDArray[np.intp], first: np.ndarray | None = None
+) -> npt.NDArray[np.uint64]:
+    """Vectorised: values of the ULEB128s whose last byte (``< 0x80``) is at *pos*.
+
+    Each varint is taken to start right after the previous byte below 0x80 (or at 0), which
+    is exact for every varint that follows a terminator, or at *first* (per varint) where
+    given; only the rare multi-byte ones cost more than one gather. Mod 2**64 like CPython's
+    reader; callers reject varints longer than 10 bytes beforehand (:func:`has_long_run`),
+    their values here are meaningless.
+    """
+    values = np.take(buf, pos).astype(np.uint64)
+    before = pos - 1
+    # at pos 0 the clipped index reads the terminator itself (< 0x80): one byte
+    multi = np.take(buf, before, mode="clip") >= 0x80
+    if first is not None:
+        multi &= pos > first
+    idx = np.flatnonzero(multi)
+    del before, multi
+    if not idx.size:
+        return values
+    p = pos[idx] - 1  # the continuation byte before each terminator
+    lo = np.zeros(idx.size, np.intp) if first is None else first[idx]
+    for _ in range(ULEB128_MAX_BYTES - 1):
+        values[idx] = (values[idx] << np.uint64(7)) | (buf[p] & 0x7F)
+        more = np.flatnonzero((p > lo) & (np.take(buf, p - 1, mode="clip") >= 0x80))
+        if not more.size:
+            break
+        idx, p, lo = idx[more], p[more] - 1, lo[more]
+    return values
+
+
+def has_long_run(cont: npt.NDArray[np.bool_], length: int = ULEB128_MAX_BYTES) -> bool:
+    """Vectorised: whether *cont* has a run of at least *length* consecutive ``True``
+    (a run of ``length`` continuation bytes means a varint longer than ``length`` bytes)."""
+    run = cont
+    have = 1
+    while have < length:
+        step = min(have, length - have)
+        run = run[:-step] & run[step:]
+        have += step
+        if not run.any():
+            return False
+    return bool(run.any())
+
+
+class RankIndex:
+    """Vectorised ``rank(p)``: how many ``True`` bits of a mask lie before position ``p``.
+
+    A succinct structure (packed bits and per-64-bit-word prefix counts, about 1.1 bits per
+    position) instead of an int64 cumulative sum per byte."""
+
+    def __init__(self, mask: npt.NDArray[np.bool_]) -> None:
+        bits = np.packbits(mask, bitorder="little")
+        words = np.zeros(bits.size // 8 + 2, dtype="<u8")
+        words.view(np.uint8)[: bits.size] = bits
+        self._words = words
+        self._prefix = np.zeros(words.size + 1, dtype=np.int64)
+        np.cumsum(np.bitwise_count(words), out=self._prefix[1:])
+
+    def rank(self, pos: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """Number of set positions ``< pos`` (0 <= pos <= mask size)."""
+        word = pos >> 6
+        below = self._words[word] & ((np.uint64(1) << (pos & 63).astype(np.uint64)) - np.uint64(1))
+        return self._prefix[word] + np.bitwise_count(below)

@@ -242,68 +242,72 @@ class SampleDecoder:
         """
         w = buf[start:stop]
         n = w.size
-        if n < PREFIX_SIZE or not self._known_iids:
-            if n >= PREFIX_SIZE or at_end:
-                return None, start, "scalar"
-            return None, start, "window"
+        if n < PREFIX_SIZE:
+            return None, start, ("scalar" if at_end else "window")
         cand = self._candidates(w)
         if not cand.size or cand[0] != 0:
             return None, start, "scalar"
-        ends, vlen = kernels.scan_terminators(w)
+        term = w < 0x80
+        ends = np.flatnonzero(term)
         nt = ends.size
-        if nt == 0:
-            return None, start, ("scalar" if at_end else "window")
-        enc = w[cand + 12]
-        t0 = np.searchsorted(ends, cand + PREFIX_SIZE)
+        # the encoding byte (0..3) is a terminator: the body's first varint has the next rank
+        t0 = kernels.RankIndex(term).rank(cand + 12) + 1
         last_t = nt - 1
+        enc = w[cand + 12]
+
         def at(i):
-            return kernels.decode_uleb128_at(w, ends, vlen, np.minimum(i, last_t))
+            return kernels.decode_uleb128_ending_at(w, np.take(ends, i, mode="clip"))
 
         va, vb, vc = at(t0), at(t0 + 2), at(t0 + 3)
         cap = np.uint64(nt)
-        span = np.where(enc == REPEAT, 2 * np.minimum(va, cap).astype(np.intp),
-                        np.where(enc == FULL, 2 + np.minimum(vb, cap).astype(np.intp),
-                                 3 + np.minimum(vc, cap).astype(np.intp)))
+        span = np.where(enc == REPEAT, 2 * np.minimum(va, cap).astype(np.int64),
+                        np.where(enc == FULL, 2 + np.minimum(vb, cap).astype(np.int64),
+                                 3 + np.minimum(vc, cap).astype(np.int64)))
         last = t0 + span
-        complete = (last < nt) & (t0 < nt)
+        del span
+        complete = last < nt
         nxt = np.where(complete, ends[np.minimum(last, last_t)] + 1, n + 1)
-        chain = _chain(cand, nxt)
+        chain = _chain(cand, nxt, n)
         # chain: indices into cand, in order; validate its records
         c_pos = cand[chain]
         c_enc = enc[chain]
         c_t0 = t0[chain]
-        c_last = last[chain]
         c_a, c_b, c_c = va[chain], vb[chain], vc[chain]
-        ok = complete[chain].copy()
+        ok = complete[chain]
         ok &= np.where(c_enc == REPEAT, c_a <= U32_MAX,
                        np.where(c_enc == FULL, c_b <= MAX_DEPTH,
                                 (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
-        bad_len = vlen > kernels.ULEB128_MAX_BYTES
-        if bad_len.any():
-            cum = np.concatenate([[0], np.cumsum(bad_len)])
+        if kernels.has_long_run(~term):  # some run of >= 10 continuation bytes: locate it
+            vlen = np.empty(nt, np.int64)
+            vlen[0] = ends[0] + 1
+            np.subtract(ends[1:], ends[:-1], out=vlen[1:])
+            cum = np.concatenate([[0], np.cumsum(vlen > kernels.ULEB128_MAX_BYTES)])
+            del vlen
             lo = np.minimum(c_t0, nt)
-            hi = np.minimum(c_last + 1, nt)
+            hi = np.minimum(last[chain] + 1, nt)
             ok &= cum[hi] - cum[lo] == 0
-        cut_i = _first_false(ok)
-        r = cut_i
+        c_complete = complete[chain]
+        del term, t0, va, vb, vc, last, complete
+        r = _first_false(ok)
         nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
         s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])
-        sidx = kernels.decode_ragged_ranges(s_first, nsamp, 2)
-        st_bad = np.flatnonzero(vlen[sidx + 1] != 1)
+        spos = np.take(ends, kernels.decode_ragged_ranges(s_first, nsamp, 2))
+        spos += 1  # a status byte below 0x80 is the terminator right after its delta
+        status = np.take(w, spos)
+        spos -= 1
+        st_bad = np.flatnonzero(status >= 0x80)
         if st_bad.size:
-            rec_of = np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right")
-            r = int(rec_of)
+            r = int(np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right"))
         npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
                          np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
         f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)
-        fidx = kernels.decode_ragged_ranges(f_first, npush)
-        frames = kernels.decode_uleb128_at(w, ends, vlen, fidx)
+        frames = kernels.decode_uleb128_ending_at(
+            w, ends[kernels.decode_ragged_ranges(f_first, npush)])
         f_bad = np.flatnonzero(frames > U32_MAX)
         if f_bad.size:
             r = int(np.searchsorted(np.cumsum(npush), f_bad[0], side="right"))
         nsamp, npush = nsamp[:r], npush[:r]
         ns, nf = int(nsamp.sum()), int(npush.sum())
-        sidx, fidx = sidx[:ns], fidx[:nf]
         if r == 0:
             cut = start
         elif r < chain.size:
@@ -315,7 +319,7 @@ class SampleDecoder:
         elif at_end:
             why = "scalar"
         elif r < chain.size:
-            why = "scalar" if complete[chain[r]] else "window"
+            why = "scalar" if c_complete[r] else "window"
         else:
             why = "window" if cut + PREFIX_SIZE > start + n else "scalar"
         if r == 0:
@@ -323,27 +327,31 @@ class SampleDecoder:
         pos = c_pos[:r]
         enc_r = c_enc[:r]
         recs = _Records(
-            offset=(base + start + pos).astype(np.int64),
-            encoding=enc_r.astype(np.uint8),
+            offset=pos + (base + start),
+            encoding=enc_r,
             tid=_gather(w, pos, self._tid_dtype),
             iid=_gather(w, pos + 8, self._iid_dtype),
-            nsamp=nsamp.astype(np.int64),
+            nsamp=nsamp,
             arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
             npush=npush,
-            delta=kernels.decode_uleb128_at(w, ends, vlen, sidx),
-            status=w[ends[sidx + 1]],
+            delta=kernels.decode_uleb128_ending_at(w, spos[:ns]),
+            status=status[:ns],
             frames=frames[:nf].astype(np.int64),
         )
         return recs, cut, why
 
     def _candidates(self, w: np.ndarray) -> np.ndarray:
-        """Vectorised: offsets with a known interpreter id and an encoding byte 0..3."""
+        """Vectorised: offsets with a known interpreter id (or the window start's) and an
+        encoding byte 0..3, by byte compares (no unaligned 32-bit loads)."""
         m = w.size - PREFIX_SIZE + 1
-        iid = np.ndarray((m,), dtype=self._iid_dtype, buffer=w, offset=8, strides=(1,)) \
-            if w.flags.c_contiguous else _gather(w, np.arange(m) + 8, self._iid_dtype)
-        hit = iid == self._known_iids[0]
-        for other in self._known_iids[1:]:
-            hit |= iid == other
+        endian = "little" if self.order == "<" else "big"
+        iids = {bytes(w[8:12])} | {i.to_bytes(4, endian) for i in self._known_iids}
+        hit = None
+        for iid in iids:
+            same = w[8:8 + m] == iid[0]
+            for j in range(1, 4):
+                same &= w[8 + j:8 + j + m] == iid[j]
+            hit = same if hit is None else hit | same
         hit &= w[12:] <= 3
         return np.flatnonzero(hit)
 
@@ -394,33 +402,48 @@ class SampleDecoder:
             raise FormatError(message, offset=int(r.offset[index]), record=self._records,
                               region=True)
         errors: list[tuple[int, int, str]] = []  # (record, check order, message)
-        depth_before, depth_after, keep = self._depths(r, thr, errors)
+        key = kernels.small_key_dtype(max(len(self._tids), 1))
+        order = np.argsort(thr.astype(key), kind="stable")  # a radix sort for small keys
+        depth_before, depth_after, keep = self._depths(r, thr, order, errors)
         self._check_frames(r, errors)
         if errors:
             index, _, message = min(errors)
             raise self._error(message, r.offset[index], index)
         rec_stack = self._stacks(r, thr, keep)
-        cur = self._carry_stacks(r, thr, rec_stack)
-        s_thr = np.repeat(thr, r.nsamp)
-        ts = kernels.decode_group_cumsum(s_thr, r.delta, self._clock)
-        if s_thr.size:
-            last = _last_index_per_group(s_thr)
-            self._clock[s_thr[last]] = ts[last]
-        last = _last_index_per_group(thr)
+        cur = self._carry_stacks(r, thr, rec_stack, order)
+        last = _last_per_group(thr, order)
         self._depth[thr[last]] = depth_after[last]
-        first = np.cumsum(r.nsamp) - r.nsamp + self.total_samples
         batch = SampleBatch(
-            timestamp_us=ts,
-            thread=s_thr.astype(np.int32),
+            timestamp_us=self._timestamps(r, thr, order, last),
+            thread=np.repeat(thr, r.nsamp),
             status=r.status,
             stack=np.repeat(cur, r.nsamp),
             record_offset=r.offset,
             record_encoding=r.encoding,
-            record_first_sample=first.astype(np.int64),
+            record_first_sample=np.cumsum(r.nsamp) - r.nsamp + self.total_samples,
         )
         self._count(r)
         self._records += nrec
         return batch
+
+    def _timestamps(self, r: _Records, thr, order, last) -> np.ndarray:
+        """Vectorised: per-thread clocks of every sample (mod 2**64), grouped by record.
+
+        One running sum over all deltas; each record's samples are then offset by its
+        thread's clock at the record start minus the running sum before the record, found by
+        a grouped cumsum over records only (no sort of the samples)."""
+        ts = np.cumsum(r.delta, dtype=np.uint64)
+        if not ts.size:
+            return ts
+        end = np.cumsum(r.nsamp)
+        before = ts[np.maximum(end - r.nsamp - 1, 0)]
+        before[end == r.nsamp] = 0
+        total = ts[np.maximum(end - 1, 0)] - before
+        total[r.nsamp == 0] = 0
+        after = kernels.decode_group_cumsum(thr, total, self._clock, order=order)
+        self._clock[thr[last]] = after[last]
+        ts += np.repeat(after - total - before, r.nsamp)
+        return ts
 
     def _count(self, r: _Records) -> None:
         enc = r.encoding
@@ -482,7 +505,7 @@ class SampleDecoder:
         self._cur[row] = -1
         return row
 
-    def _depths(self, r: _Records, thr: np.ndarray, errors: list):
+    def _depths(self, r: _Records, thr: np.ndarray, order: np.ndarray, errors: list):
         """Vectorised: stack depth before/after each record (max-plus scan per thread)."""
         enc = r.encoding
         n = enc.size
@@ -492,7 +515,6 @@ class SampleDecoder:
         a = np.where(enc == POP_PUSH, push - arg, 0)
         b = np.where(enc == POP_PUSH, push, np.where(enc == FULL, push, arg + push))
         b = np.where(enc == REPEAT, 0, b)
-        order = np.argsort(thr, kind="stable")
         t_s = thr[order]
         head = np.r_[True, t_s[1:] != t_s[:-1]] if n else np.zeros(0, bool)
         seg_start = head | reset[order]
@@ -642,12 +664,11 @@ class SampleDecoder:
         self._num_nodes = need
         self._store.add(keys, ids)
 
-    def _carry_stacks(self, r: _Records, thr, rec_stack) -> np.ndarray:
+    def _carry_stacks(self, r: _Records, thr, rec_stack, order) -> np.ndarray:
         """Vectorised: the stack in force at each record (REPEAT keeps the thread's stack)."""
         n = thr.size
         if not n:
             return rec_stack
-        order = np.argsort(thr, kind="stable")
         t_s = thr[order]
         change = (r.encoding != REPEAT)[order]
         head = np.r_[True, t_s[1:] != t_s[:-1]]
@@ -658,7 +679,7 @@ class SampleDecoder:
         filled = np.where(filled == -3, self._cur[t_s], filled).astype(np.int32)
         out = np.empty(n, np.int32)
         out[order] = filled
-        last = _last_index_per_group(thr)
+        last = _last_per_group(thr, order)
         self._cur[thr[last]] = out[last]
         return out
 
@@ -676,40 +697,43 @@ def _first_false(ok: np.ndarray) -> int:
     return int(bad[0]) if bad.size else int(ok.size)
 
 
-def _chain(cand: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+def _chain(cand: np.ndarray, nxt: np.ndarray, n: int) -> np.ndarray:
     """Vectorised: indices of the candidates reachable from candidate 0 through *nxt*.
 
     Candidates that no live candidate points to are pruned until nothing changes; what is
     left is exactly the chain (every survivor has a surviving predecessor, so it is reachable).
     A long run of false candidates falls back to walking the pointers.
     """
-    j = np.searchsorted(cand, nxt)
-    jj = np.minimum(j, cand.size - 1)
-    target = np.where(cand[jj] == nxt, jj, -1)
-    alive = np.ones(cand.size, bool)
-    for _ in range(6):
-        hit = np.zeros(cand.size, bool)
-        src = target[alive]
-        hit[src[src >= 0]] = True
+    m = cand.size
+    index = np.full(n + 2, m, np.int32)  # position -> candidate index; m: no candidate
+    index[cand] = np.arange(m, dtype=np.int32)
+    target = index[nxt]
+    del index
+    alive = np.ones(m, bool)
+    count = m
+    for _ in range(8):
+        hit = np.zeros(m + 1, bool)
+        hit[target[alive]] = True
         hit[0] = True
-        new = alive & hit
-        if new.sum() == alive.sum():
+        alive &= hit[:m]
+        now = int(np.count_nonzero(alive))
+        if now == count:
             return np.flatnonzero(alive)
-        alive = new
+        count = now
     walk = []
     tl = target.tolist()
     i = 0
-    while i >= 0:
+    while i < m:
         walk.append(i)
         i = tl[i]
     return np.array(walk, dtype=np.intp)
 
 
-def _last_index_per_group(keys: np.ndarray) -> np.ndarray:
-    """Vectorised: index of the last occurrence of each distinct key."""
-    rev = keys[::-1]
-    _, first = np.unique(rev, return_index=True)
-    return keys.size - 1 - first
+def _last_per_group(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Vectorised: index of the last occurrence of each distinct key, given a stable
+    argsort *order* of *keys*."""
+    k = keys[order]
+    return order[np.flatnonzero(np.r_[k[1:] != k[:-1], True])] if k.size else order
 
 
 def _concat(parts: list[SampleBatch], first_sample: int) -> SampleBatch:

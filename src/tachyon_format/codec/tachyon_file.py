@@ -27,7 +27,8 @@ from ..errors import FormatError
 from ..model import Frames
 from ..schema import tachyon as spec
 from ..schema.primitives import ULEB128_U32, ByteOrder
-from . import zstd
+from . import kernels, zstd
+from .kernels import U32_MAX
 
 Layout = Literal["L3", "L2", "L1"]
 """L3: CPython 3.15.2 (u64 sample count); L2/L1: pre-release u32 count, 7-/3-field frames."""
@@ -75,7 +76,8 @@ def frame_strings_ok(frames: Frames, string_count: int) -> np.ndarray:
 
 def _rebase(start: np.ndarray, deltas, n: int) -> np.ndarray:
     """``-1 if start == -1 else start + delta`` in int32 arithmetic (C's wrap-around)."""
-    delta = np.fromiter(deltas, np.int64, n)
+    delta = np.asarray(deltas, np.int64) if isinstance(deltas, np.ndarray) else np.fromiter(
+        deltas, np.int64, n)
     end = (start.astype(np.int64) + delta).astype(np.int32)  # int32 wrap like the C reader
     return np.where(start == -1, np.int32(-1), end).astype(np.int32)
 
@@ -408,6 +410,9 @@ def _parse_strings(meta: TachyonFile) -> list[str]:
     """String table; like CPython's parser it is bounded only by the end of the file."""
     start = meta.header.string_table_offset
     count = meta.footer.string_count
+    fast = fast_strings(memoryview(meta.data)[start:], count)
+    if fast is not None:
+        return fast
     stream = io.BytesIO(memoryview(meta.data)[start:])
     try:
         return [s.text for s in _STRING_TABLE.parse_stream(stream, count=count)]
@@ -438,12 +443,97 @@ def _parse_frames(meta: TachyonFile) -> Frames:
         legacy = _parse_legacy_frames(meta, start, count, table_end_l3)
         if legacy is not None:
             return legacy
+    else:
+        fast = fast_frames(memoryview(meta.data)[start:], count)
+        if fast is not None:
+            return fast[0]
     stream = io.BytesIO(memoryview(meta.data)[start:])
     try:
         entries = _FRAME_TABLE.parse_stream(stream, count=count)
     except cs.ConstructError:
         _raise_frame_error(meta, start, count)
     return frames_from_entries(entries)
+
+
+def fast_strings(data, count: int) -> list[str] | None:
+    """Scan: the string table (``count`` entries of :data:`spec.STRING`) without construct;
+    ``None`` if any entry is not plainly valid (the declarations then report the problem)."""
+    raw = bytes(data)
+    n = len(raw)
+    out = []
+    p = 0
+    for _ in range(count):
+        length = shift = 0
+        while True:
+            if p >= n or shift > 28:
+                return None
+            byte = raw[p]
+            p += 1
+            length |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        if length > U32_MAX or p + length > n:
+            return None
+        out.append(raw[p : p + length].decode("utf-8", errors="replace"))
+        p += length
+    return out
+
+
+def fast_frames(data, count: int) -> tuple[Frames, int] | None:
+    """Vectorised: a layout-L3 frame table (``count`` entries of :data:`spec.FRAME`) and the
+    size it takes, without construct; ``None`` if any entry is not plainly valid (varints of
+    up to 5 bytes within u32, inside *data*): the declarations then parse it and report.
+
+    Only the entry boundaries need a (short) loop: an entry is six varints, so the next one
+    starts two bytes after its sixth terminator, or one terminator later when the opcode
+    byte is itself below 0x80. The field values are decoded at once by the varint kernel.
+    """
+    b = np.frombuffer(data, np.uint8)
+    n = b.size
+    if count == 0:
+        return frames_from_entries([]), 0
+    ends = np.flatnonzero(b < 0x80)
+    last_rank = ends.size - 6
+    el = ends.tolist()
+    raw = bytes(data)
+    ranks = [0] * count
+    r = 0
+    for i in range(count):
+        if r > last_rank:
+            return None
+        ranks[i] = r
+        opcode_at = el[r + 5] + 1
+        if opcode_at >= n:
+            return None
+        r += 7 if raw[opcode_at] < 0x80 else 6
+    rank = np.array(ranks, dtype=np.intp)
+    pos = ends[rank[:, None] + np.arange(6)]  # (count, 6) terminator of each field
+    opcode_at = pos[:, 5] + 1
+    first = np.empty_like(pos)
+    first[:, 1:] = pos[:, :-1] + 1
+    first[0, 0] = 0
+    first[1:, 0] = opcode_at[:-1] + 1
+    if (pos - first).max() >= 5:  # a field longer than 5 bytes: let construct judge it
+        return None
+    values = kernels.decode_uleb128_ending_at(b, pos.ravel(), first.ravel()).reshape(-1, 6)
+    if values.max() > U32_MAX:
+        return None
+    z = values[:, 2:].astype(np.int64)
+    signed = ((z >> 1) ^ -(z & 1)).astype(np.int32)
+    lineno, end_delta, column, end_column_delta = signed.T
+    opcode = b[opcode_at].astype(np.int16)
+    opcode[opcode == spec.OPCODE_NONE] = -1
+    frames = Frames(
+        values[:, 0].astype(np.uint32),
+        values[:, 1].astype(np.uint32),
+        lineno.copy(),
+        _rebase(lineno, end_delta, count),
+        column.copy(),
+        _rebase(column, end_column_delta, count),
+        opcode,
+    )
+    return frames, int(opcode_at[-1]) + 1
 
 
 def _parse_legacy_frames(meta: TachyonFile, start: int, count: int, end: int):
