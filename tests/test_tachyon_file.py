@@ -284,3 +284,15 @@ def test_fast_string_table_equals_construct(texts, cut, data):
         assert fast is None
         return
     assert fast == expected
+
+
+def test_string_table_errors_come_before_the_frame_count_check():
+    base = _stats_file()
+    size = len(base)
+    str_off = struct.unpack_from("<Q", base, 40)[0]
+    broken = _patch(_patch(base, str_off, "<B", 0x7F), size - 28, "<I", 0xFFFFFF)
+    with pytest.raises(FormatError, match="String table overflow"):
+        open_file(broken)
+    # info() does not parse the tables, so the frame count cap is what it sees
+    with pytest.raises(FormatError, match="Invalid frame count"):
+        tachyon_format.info(broken)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .codec.encoder import FrameKey
 from .codec.samples import SampleDecoder
-from .codec.tachyon_file import TachyonFile, _check_offsets, frame_strings_ok, open_file
+from .codec.tachyon_file import TachyonFile, frame_strings_ok, open_file
 from .codec.writer import Writer
 from .errors import FormatError
 from .schema import tachyon as spec
@@ -393,12 +393,11 @@ class BinaryReader:
             exc.filename = filename  # CPython reports the argument as given (e.g. a Path)
             raise
         try:
-            self._file: TachyonFile | None = open_file(data)
-            if self._file.layout != "L3":  # CPython reads only its own layout
-                head = bytes(data[: spec.HEADER_SIZE])
-                _check_offsets(spec.header(self._file.order).parse(head), len(data))
-            # CPython decompresses the whole region at open (check 14), so errors show here
+            # CPython reads only its own layout, and decompresses the whole region at open
+            # (check 14) before it parses the tables, so errors show in that order
+            self._file: TachyonFile | None = open_file(data, tables=False, legacy_layouts=False)
             self._region = self._file.region() if self._file.compressed else None
+            self._file.load_tables()
         except FormatError as exc:
             raise ReaderError.of(exc) from None
         self._stats = dict.fromkeys(_STATS_KEYS, 0)

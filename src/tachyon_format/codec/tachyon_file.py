@@ -174,6 +174,19 @@ class TachyonFile:
             return zstd.decompress(memoryview(self.data)[start:end])
         return memoryview(self.data)[start:end]
 
+    def load_tables(self) -> None:
+        """Parse the string and frame tables, each count checked right before its table
+        (CPython's order: checks 15 to 20)."""
+        _check_string_count(self)
+        self.strings = _parse_strings(self)
+        _check_frame_count(self)
+        self.frames = _parse_frames(self)
+
+    def check_table_counts(self) -> None:
+        """Only the count checks of :meth:`load_tables` (both computed from the file size)."""
+        _check_string_count(self)
+        _check_frame_count(self)
+
     def close(self) -> None:
         if self._mmap is not None:
             # arrays may still view the mapping; the GC unmaps it then
@@ -190,18 +203,22 @@ class TachyonFile:
 # -- opening ---------------------------------------------------------------------------------
 
 
-def open_file(source: Source, *, tables: bool = True) -> TachyonFile:
-    """Check and parse everything but the sample region (spec §6.1 checks 1-20).
+def open_file(
+    source: Source, *, tables: bool = True, legacy_layouts: bool = True
+) -> TachyonFile:
+    """Check and parse everything but the sample region (spec §6.1 checks 1-20, but 14).
 
-    ``tables=False`` skips parsing the string and frame tables (their count caps are still
-    checked): enough for :func:`info`, and O(1) in the file size.
+    ``tables=False`` leaves the string and frame tables (and their count checks) for
+    :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`: O(1) in the
+    file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2, as CPython
+    does.
     """
     data, name, mapping = _load(source)
     try:
-        meta = _parse_metadata(data)
+        meta = _parse_metadata(data, legacy_layouts=legacy_layouts)
         meta.name, meta._mmap = name, mapping
         if tables:
-            _parse_tables(meta)
+            meta.load_tables()
         return meta
     except BaseException:
         if mapping is not None:
@@ -223,7 +240,7 @@ def _load(source: Source) -> tuple[Any, str, mmap.mmap | None]:
     return mapping, os.fsdecode(path), mapping
 
 
-def _parse_metadata(data) -> TachyonFile:
+def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
     size = len(data)
     if size < spec.HEADER_SIZE:
         raise FormatError("File too small for header", offset=0, path="header")
@@ -243,7 +260,11 @@ def _parse_metadata(data) -> TachyonFile:
         )
     footer = spec.footer(order).parse(bytes(data[size - spec.FOOTER_SIZE :]))
     layout: Layout = "L3"
-    if not _l3_offsets_plausible(header, size) and _legacy_offsets_plausible(data, order, size):
+    if (
+        legacy_layouts
+        and not _l3_offsets_plausible(header, size)
+        and _legacy_offsets_plausible(data, order, size)
+    ):
         header = spec.legacy_header(order).parse(head)
         layout = "L2"  # L1 vs L2 is settled by the frame table
         stats = dict.fromkeys(("duration_sec", "sample_rate", "error_rate", "missed_samples"))
@@ -252,7 +273,6 @@ def _parse_metadata(data) -> TachyonFile:
     _check_offsets(header, size)
     meta = TachyonFile(data=data, order=order, layout=layout, header=header, footer=footer,
                        stats=stats)
-    _check_table_counts(meta)
     return meta
 
 
@@ -377,8 +397,8 @@ def _check_offsets(header: cs.Container, size: int) -> None:
         )
 
 
-def _check_table_counts(meta: TachyonFile) -> None:
-    """The count caps of spec §6.1 (checks 15 and 18): computed from the whole file size."""
+def _check_string_count(meta: TachyonFile) -> None:
+    """Spec §6.1 check 15; like check 18 it is computed from the whole file size."""
     size = meta.file_size
     footer_at = size - spec.FOOTER_SIZE
     string_cap = (size - meta.header.string_table_offset) // spec.MIN_STRING_SIZE
@@ -388,6 +408,12 @@ def _check_table_counts(meta: TachyonFile) -> None:
             f" {string_cap}",
             offset=footer_at, path="footer -> string_count",
         )
+
+
+def _check_frame_count(meta: TachyonFile) -> None:
+    """Spec §6.1 check 18."""
+    size = meta.file_size
+    footer_at = size - spec.FOOTER_SIZE
     # an L1 entry (3 varints) can be as small as 3 bytes; L1 and L2 are told apart later
     min_frame = spec.MIN_FRAME_SIZE if meta.layout == "L3" else spec.MIN_LEGACY_FRAME_SIZE
     frame_cap = (size - meta.header.frame_table_offset) // min_frame
@@ -399,11 +425,6 @@ def _check_table_counts(meta: TachyonFile) -> None:
 
 
 # -- tables ----------------------------------------------------------------------------------
-
-
-def _parse_tables(meta: TachyonFile) -> None:
-    meta.strings = _parse_strings(meta)
-    meta.frames = _parse_frames(meta)
 
 
 def _parse_strings(meta: TachyonFile) -> list[str]:
@@ -573,4 +594,5 @@ def info(source: Source) -> dict[str, Any]:
     """``BinaryReader.get_info()`` of a Tachyon file, read from its header, statistics block
     and footer only (the sample region and the tables are not parsed)."""
     with open_file(source, tables=False) as meta:
+        meta.check_table_counts()  # CPython's get_info() needs an open that passed them
         return meta.info()
