@@ -132,3 +132,62 @@ def test_group_cumsum_wraps_per_group(rows, carry):
         expected.append(clock[k])
     got = kernels.decode_group_cumsum(keys, values, np.array(carry, np.uint64))
     assert got.tolist() == expected
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, U64)), max_size=60),
+       st.lists(st.integers(0, U64), min_size=5, max_size=5))
+def test_group_cumsum_with_given_order(rows, carry):
+    keys = np.array([k for k, _ in rows], np.uint8)
+    values = np.array([v for _, v in rows], np.uint64)
+    order = np.argsort(keys, kind="stable")
+    plain = kernels.decode_group_cumsum(keys, values, np.array(carry, np.uint64))
+    given_order = kernels.decode_group_cumsum(keys, values, np.array(carry, np.uint64),
+                                              order=order)
+    assert given_order.tolist() == plain.tolist()
+
+
+@given(st.binary(max_size=120), st.data())
+def test_uleb128_ending_at_matches_scalar(data, draw):
+    buf = np.frombuffer(data, np.uint8)
+    ends = [i for i, b in enumerate(data) if b < 0x80]
+    pos = draw.draw(st.lists(st.sampled_from(ends), max_size=20)) if ends else []
+    # start of each varint: after the previous terminator, or a given first byte
+    firsts = []
+    for p in pos:
+        start = max([e + 1 for e in ends if e < p], default=0)
+        firsts.append(draw.draw(st.integers(start, p)))
+    for first in (None, np.array(firsts, np.intp)):
+        got = kernels.decode_uleb128_ending_at(buf, np.array(pos, np.intp), first)
+        for i, p in enumerate(pos):
+            start = firsts[i] if first is not None else max(
+                [e + 1 for e in ends if e < p], default=0)
+            if p - start + 1 <= kernels.ULEB128_MAX_BYTES:
+                assert got[i] == scalar_uleb128(data, start)[0]
+
+
+@given(st.lists(st.booleans(), max_size=200), st.integers(1, 12))
+def test_has_long_run(bits, length):
+    run = best = 0
+    for b in bits:
+        run = run + 1 if b else 0
+        best = max(best, run)
+    assert kernels.has_long_run(np.array(bits, bool), length) == (best >= length)
+
+
+@given(st.lists(st.booleans(), max_size=300), st.data())
+def test_rank_index(bits, draw):
+    pos = draw.draw(st.lists(st.integers(0, len(bits)), max_size=30))
+    got = kernels.RankIndex(np.array(bits, bool)).rank(np.array(pos, np.intp))
+    assert got.tolist() == [sum(bits[:p]) for p in pos]
+
+
+
+
+
+@given(st.lists(st.integers(0, 6), max_size=60))
+def test_unique_inverse_matches_numpy(values):
+    keys = np.array(values, np.int64)
+    uniq, first, inv = kernels.unique_inverse(keys)
+    u, f, i = np.unique(keys, return_index=True, return_inverse=True)
+    assert (uniq.tolist(), first.tolist(), inv.tolist()) == (u.tolist(), f.tolist(),
+                                                             i.reshape(-1).tolist())

@@ -228,3 +228,20 @@ class RankIndex:
         word = pos >> 6
         below = self._words[word] & ((np.uint64(1) << (pos & 63).astype(np.uint64)) - np.uint64(1))
         return self._prefix[word] + np.bitwise_count(below)
+
+
+def unique_inverse(
+    keys: npt.NDArray,
+) -> tuple[npt.NDArray, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Vectorised: ``np.unique(keys, return_index=True, return_inverse=True)`` for a 1-d
+    array (sorted unique values, the first index of each, the inverse), without
+    ``np.unique``'s one-time import of ``numpy.ma`` (about 12 ms in a fresh process)."""
+    n = keys.size
+    order = np.argsort(keys, kind="stable")
+    s = keys[order]
+    head = np.empty(n, dtype=bool)
+    head[:1] = True
+    head[1:] = s[1:] != s[:-1]  # (structured keys have no ufunc loop)
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(head) - 1
+    return s[head], order[head], inverse

@@ -460,12 +460,12 @@ class SampleDecoder:
     def _thread_rows(self, r: _Records):
         """Vectorised: thread row of each record, registering new threads in order."""
         if r.iid.size and r.iid.min() == r.iid.max():
-            uniq, first, inv = np.unique(r.tid, return_index=True, return_inverse=True)
+            uniq, first, inv = kernels.unique_inverse(r.tid)
             keys = [(int(r.iid[0]), int(t)) for t in uniq]
         else:
             pair = np.empty(r.tid.size, dtype=[("i", "u4"), ("t", "u8")])
             pair["i"], pair["t"] = r.iid, r.tid
-            uniq, first, inv = np.unique(pair, return_index=True, return_inverse=True)
+            uniq, first, inv = kernels.unique_inverse(pair)
             keys = [(int(i), int(t)) for i, t in uniq.tolist()]
         rows = np.empty(len(keys), dtype=np.int32)
         fresh = []
@@ -643,7 +643,7 @@ class SampleDecoder:
     def _intern(self, parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
         """Vectorised: node ids of (parent, frame) pairs, creating the missing ones."""
         keys = ((parent + 1).astype(np.uint64) << np.uint64(32)) | frame.astype(np.uint64)
-        uk, inv = np.unique(keys, return_inverse=True)
+        uk, _, inv = kernels.unique_inverse(keys)
         ids = self._store.lookup(uk)
         miss = np.flatnonzero(ids < 0)
         if miss.size:
