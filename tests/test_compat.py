@@ -358,3 +358,29 @@ def test_reader_errors_are_value_errors_with_cpython_text(tmp_path):
         compat.BinaryReader(path)
     assert str(caught.value) == "Invalid magic number: 0x58585858"
     assert caught.value.offset == 0
+
+
+def test_reused_frame_objects_are_remembered_only_when_immutable(tmp_path):
+    """The per-object memory of compat.BinaryWriter never changes the file: a mutable
+    location changed between samples is read again, and the result equals writing the
+    frame keys explicitly."""
+    from tachyon_format import Writer, compat
+
+    location = [10, 10, 0, 5]
+    mutable = compat.FrameInfo(("m.py", location, "f", None))
+    fixed = compat.FrameInfo(("m.py", compat.LocationInfo((3, 3, 0, 9)), "main", 7))
+    stack = [mutable, fixed]
+    ours = tmp_path / "compat.bin"
+    writer = compat.BinaryWriter(str(ours), 1000, 0, compression=0)
+    expected = tmp_path / "explicit.bin"
+    with Writer(expected, 1000, 0, compression="none") as explicit:
+        for step in range(4):
+            location[0] = location[1] = 10 + step % 2
+            stack_frames = [compat.InterpreterInfo((0, [compat.ThreadInfo((1, 0, stack))]))]
+            writer.write_sample(stack_frames, 1000 * (step + 1))
+            explicit.add(1, 0, 1000 * (step + 1), 0, [
+                ("m.py", "f", location[0], location[1], 0, 5, None),
+                ("m.py", "main", 3, 3, 0, 9, 7),
+            ])
+    writer.finalize()
+    assert ours.read_bytes() == expected.read_bytes()

@@ -13,6 +13,7 @@ This module knows the CPython-facing API only; the format lives in :mod:`.codec`
 from __future__ import annotations
 
 import enum
+import operator
 import os
 import sys
 from typing import Any, ClassVar
@@ -69,7 +70,7 @@ class _StructSequence(tuple):
         cls.n_fields = cls.n_sequence_fields = len(cls._fields)
         cls.__match_args__ = cls._fields
         for index, name in enumerate(cls._fields):
-            setattr(cls, name, property(lambda self, i=index: tuple.__getitem__(self, i)))
+            setattr(cls, name, property(operator.itemgetter(index)))
 
     def __repr__(self) -> str:
         pairs = zip(self._fields, self, strict=True)
@@ -165,6 +166,71 @@ def _frame_key(frame: Any) -> FrameKey:
     return (frame.filename, frame.funcname, lineno, end_lineno, column, end_column, frame.opcode)
 
 
+class _FrameNumbers:
+    """Frame-table numbers of FrameInfo objects, remembered per object and per stack.
+
+    A profiler hands the same FrameInfo objects to many samples; converting and hashing
+    every field of every frame again costs far more than CPython's C writer spends. Only
+    deeply immutable objects are remembered (a tuple of str/int/None, its location a tuple
+    of int/None), and each remembered object is kept alive, so its ``id`` cannot be reused:
+    the same ids mean the same frame keys and the file is unchanged. Bounded: the memory is
+    dropped when it grows past ``limit`` entries.
+    """
+
+    def __init__(self, intern, limit: int = 1 << 16) -> None:
+        self._intern = intern
+        self._frames: dict[int, tuple[Any, int]] = {}
+        self._stacks: dict[tuple[int, ...], tuple[list, tuple[int, ...]]] = {}
+        self._limit = limit
+
+    def stack(self, frames) -> tuple[int, ...]:
+        frames = frames[: spec.MAX_STACK_DEPTH]  # outer frames are never interned
+        ids = tuple(map(id, frames))
+        hit = self._stacks.get(ids)
+        if hit is not None:
+            return hit[1]
+        known = self._frames
+        numbers = []
+        all_immutable = True
+        for frame in frames:
+            remembered = known.get(id(frame))
+            if remembered is not None and remembered[0] is frame:
+                numbers.append(remembered[1])
+                continue
+            number = self._intern(_frame_key(frame))
+            if _deeply_immutable(frame):
+                self._remember(known, id(frame), (frame, number))
+            else:
+                all_immutable = False
+            numbers.append(number)
+        result = tuple(numbers)
+        if all_immutable:
+            self._remember(self._stacks, ids, (list(frames), result))
+        return result
+
+    def _remember(self, memory: dict, key, value) -> None:
+        if len(memory) >= self._limit:
+            memory.clear()
+        memory[key] = value
+
+
+_ATOMS = (str, int, type(None))
+
+
+def _deeply_immutable(frame: Any) -> bool:
+    """A 4-tuple (filename, location, funcname, opcode) of atoms, location a tuple of atoms."""
+    if not isinstance(frame, tuple) or len(frame) != 4:
+        return False
+    filename, location, funcname, opcode = frame
+    return (
+        type(filename) in _ATOMS
+        and type(funcname) in _ATOMS
+        and type(opcode) in _ATOMS
+        and (location is None
+             or (isinstance(location, tuple) and all(type(x) in _ATOMS for x in location)))
+    )
+
+
 # -- BinaryWriter ---------------------------------------------------------------------------
 
 
@@ -208,6 +274,7 @@ class BinaryWriter:
             raise
         self._state = _State.OPEN
         self._total_samples = 0
+        self._frame_numbers = _FrameNumbers(self._writer.frames.intern)
 
     # -- samples ----------------------------------------------------------------------------
 
@@ -237,7 +304,7 @@ class BinaryWriter:
             for thread in interpreter.threads:
                 thread_id = _as_unsigned_long_long(thread.thread_id)
                 status = _as_long(thread.status) & 0xFF
-                stack = writer.intern_stack([_frame_key(f) for f in thread.frame_info])
+                stack = self._frame_numbers.stack(thread.frame_info)
                 state = encoder.thread(thread_id, interpreter_id)
                 encoder.encode(state, stack, timestamp_us, status)
 
