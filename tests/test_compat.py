@@ -13,6 +13,7 @@ import os
 import random
 import re
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -384,3 +385,44 @@ def test_reused_frame_objects_are_remembered_only_when_immutable(tmp_path):
             ])
     writer.finalize()
     assert ours.read_bytes() == expected.read_bytes()
+
+
+@requires_reference
+def test_zstd_header_corruptions_fail_like_cpython(tmp_path):
+    """Every byte of the zstd frame header set to telling values: the same outcome and
+    message as CPython's reader (its check of the frame header comes first)."""
+    from tachyon_format import compat
+
+    base = (Path(__file__).parent / "data" / "threads_wall_zstd.bin").read_bytes()
+    assert struct.unpack_from("<I", base, 56)[0] == 1
+    paths = []
+    for offset in range(64, 78):
+        for value in (0x00, 0xFF, 0x08, 0x20, 0x40, 0x80):
+            data = bytearray(base)
+            data[offset] = value
+            path = tmp_path / f"z{offset}_{value}.bin"
+            path.write_bytes(bytes(data))
+            paths.append(path)
+    code = (
+        "import sys, _remote_debugging as r\n"
+        "class C:\n    def collect(self, *a): pass\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        with r.BinaryReader(p) as rd: rd.replay(C())\n"
+        "        print('ok')\n"
+        "    except Exception as e: print(type(e).__name__ + ': ' + str(e))\n"
+    )
+    theirs = run_reference(code, *map(str, paths)).stdout.splitlines()
+
+    class Collector:
+        def collect(self, *args):
+            pass
+
+    for path, expected in zip(paths, theirs, strict=True):
+        try:
+            with compat.BinaryReader(str(path)) as reader:
+                reader.replay(Collector())
+            ours = "ok"
+        except ValueError as exc:
+            ours = f"ValueError: {exc}"
+        assert ours == expected, path.name

@@ -63,7 +63,7 @@ def iter_decompress(
     limit is enforced before the excess is produced.
     """
     view = memoryview(data)
-    if not view.nbytes:
+    if not _frame_header_complete(view):  # what CPython's ZSTD_getFrameContentSize rejects
         raise _error("Corrupted zstd frame header", file_offset)
     produced = 0
     position = 0
@@ -75,7 +75,9 @@ def iter_decompress(
             try:
                 chunk = decompressor.decompress(pending, max_length=min(chunk_size, room))
             except _zstd.ZstdError as exc:
-                raise _error(f"zstd decompression error: {exc}", file_offset + position) from exc
+                # CPython quotes ZSTD_getErrorName() alone; the bindings add a preamble
+                reason = str(exc).removeprefix("Unable to decompress Zstandard data: ")
+                raise _error(f"zstd decompression error: {reason}", file_offset + position) from exc
             pending = b""
             produced += len(chunk)
             if produced > limit:
@@ -87,6 +89,32 @@ def iter_decompress(
                 break
             if decompressor.needs_input:
                 raise _error("Incomplete zstd frame: data may be truncated", file_offset + position)
+
+
+_SKIPPABLE_MAGIC_MIN, _SKIPPABLE_MAGIC_MAX = 0x184D2A50, 0x184D2A5F
+_WINDOW_LOG_MAX = 31
+
+
+def _frame_header_complete(view: memoryview) -> bool:
+    """Is there a whole, valid zstd frame header (RFC 8878 §3.1.1.1) at the start?"""
+    if view.nbytes < 4:
+        return False
+    magic = int.from_bytes(view[:4], "little")
+    if _SKIPPABLE_MAGIC_MIN <= magic <= _SKIPPABLE_MAGIC_MAX:
+        return view.nbytes >= 8
+    if bytes(view[:4]) != ZSTD_MAGIC or view.nbytes < 5:
+        return False
+    descriptor = view[4]
+    if descriptor & 0x08:  # reserved bit
+        return False
+    single_segment = (descriptor >> 5) & 1
+    content_size_bytes = (1 if single_segment else 0, 2, 4, 8)[descriptor >> 6]
+    dictionary_id_bytes = (0, 1, 2, 4)[descriptor & 3]
+    size = 5 + (0 if single_segment else 1) + dictionary_id_bytes + content_size_bytes
+    if view.nbytes < size:
+        return False
+    # libzstd refuses a window larger than 2**31 (ZSTD_WINDOWLOG_MAX on 64-bit) in the header
+    return single_segment or 10 + (view[5] >> 3) <= _WINDOW_LOG_MAX
 
 
 def decompress(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE) -> bytes:
