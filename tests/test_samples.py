@@ -365,9 +365,11 @@ def _region(data: bytes) -> tuple[bytes, dict]:
     start, count, threads, str_off, comp = head[6], head[8], head[9], head[10], head[12]
     region = data[64:str_off]
     if comp == 1:
-        import zstandard
-
-        region = zstandard.ZstdDecompressor().decompressobj().decompress(region)
+        try:
+            from compression import zstd
+        except ImportError:  # Python < 3.14
+            from backports import zstd
+        region = zstd.decompress(region)
     num_strings, num_frames = struct.unpack_from("<II", data, len(data) - 32)
     return region, {"start": start, "count": count, "threads": threads,
                     "num_frames": num_frames, "num_strings": num_strings}

@@ -81,15 +81,16 @@ def parse_header(data: bytes) -> dict:
     return header
 
 
-def _zstd_decompressobj():
+def _zstd_module():
     try:
         from compression import zstd  # Python 3.14+
-
-        return zstd.ZstdDecompressor()
     except ImportError:
-        import zstandard
+        from backports import zstd
+    return zstd
 
-        return zstandard.ZstdDecompressor().decompressobj()
+
+def _zstd_decompressobj():
+    return _zstd_module().ZstdDecompressor()
 
 
 def region_size(path: str | os.PathLike, chunk_size: int = 1 << 20) -> int:
@@ -478,13 +479,7 @@ def machine_facts(ref: str) -> dict:
         facts["numpy"] = numpy.__version__
     except ImportError:
         facts["numpy"] = None
-    try:
-        import zstandard
-
-        facts["zstandard"] = zstandard.__version__
-        facts["dev_libzstd"] = ".".join(map(str, zstandard.ZSTD_VERSION))
-    except ImportError:
-        facts["zstandard"] = None
+    facts["dev_libzstd"] = ".".join(map(str, _zstd_module().zstd_version_info))
     try:
         sys.path.insert(0, str(TOOLS.parent / "src"))
         import tachyon_format
