@@ -294,35 +294,38 @@ def cmd_ours_batches(args) -> dict:
             "samples": samples, "batches": batches, "threads": len(per_thread)}
 
 
-def _ticks(args) -> list:
+def _ticks(args, types=None) -> list:
     sys.path.insert(0, str(HERE))
     import synth
 
-    return list(synth.ticks(args.kind, args.samples, args.seed))
+    return list(synth.ticks(args.kind, args.samples, args.seed, types=types))
 
 
-def cmd_cpython_write(args) -> dict:
-    import _remote_debugging as rd
-
+def _timed_write_loop(binary_writer, ticks: list, args) -> dict:
+    """Time a BinaryWriter-style writer over pre-built ticks (object construction excluded)."""
     sys.path.insert(0, str(HERE))
     import synth
 
-    ticks = _ticks(args)  # built before the clock starts: object construction is not timed
     mem = PeakRss().start()
     t0 = time.perf_counter()
-    writer = rd.BinaryWriter(args.out, synth.INTERVAL_US, synth.START_TIME_US, compression=1)
+    writer = binary_writer(args.out, synth.INTERVAL_US, synth.START_TIME_US, compression=1)
     write = writer.write_sample
     for ts, stack_frames in ticks:
         write(stack_frames, ts)
     writer.finalize()
     wall = time.perf_counter() - t0
     memory = mem.stop()
-    result = {"status": "ok", "wall_s": wall, **memory,
-              "out_bytes": os.path.getsize(args.out)}
+    result = {"status": "ok", "wall_s": wall, **memory, "out_bytes": os.path.getsize(args.out)}
     if args.compare:
         same = Path(args.out).read_bytes() == Path(args.compare).read_bytes()
         result["identical_to_input"] = same
     return result
+
+
+def cmd_cpython_write(args) -> dict:
+    import _remote_debugging as rd
+
+    return _timed_write_loop(rd.BinaryWriter, _ticks(args), args)
 
 
 def cmd_ours_write_stream(args) -> dict:
@@ -331,25 +334,9 @@ def cmd_ours_write_stream(args) -> dict:
     tf = _import_ours()
     from tachyon_format import compat
 
-    sys.path.insert(0, str(HERE))
-    import synth
-
     types = (compat.FrameInfo, compat.LocationInfo, compat.ThreadInfo, compat.InterpreterInfo)
-    ticks = list(synth.ticks(args.kind, args.samples, args.seed, types=types))  # not timed
-    mem = PeakRss().start()
-    t0 = time.perf_counter()
-    writer = compat.BinaryWriter(args.out, synth.INTERVAL_US, synth.START_TIME_US, compression=1)
-    write = writer.write_sample
-    for ts, stack_frames in ticks:
-        write(stack_frames, ts)
-    writer.finalize()
-    wall = time.perf_counter() - t0
-    memory = mem.stop()
-    result = {"status": "ok", "wall_s": wall, **memory, "out_bytes": os.path.getsize(args.out),
-              "api": f"tachyon_format {tf.__version__} compat.BinaryWriter"}
-    if args.compare:
-        same = Path(args.out).read_bytes() == Path(args.compare).read_bytes()
-        result["identical_to_input"] = same
+    result = _timed_write_loop(compat.BinaryWriter, _ticks(args, types), args)
+    result["api"] = f"tachyon_format {tf.__version__} compat.BinaryWriter"
     return result
 
 
