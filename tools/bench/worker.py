@@ -301,6 +301,15 @@ def _ticks(args, types=None) -> list:
     return list(synth.ticks(args.kind, args.samples, args.seed, types=types))
 
 
+def _write_result(args, wall: float, memory: dict) -> dict:
+    """A writer measurement, with byte identity against ``--compare`` when given."""
+    result = {"status": "ok", "wall_s": wall, **memory, "out_bytes": os.path.getsize(args.out)}
+    if args.compare:
+        same = Path(args.out).read_bytes() == Path(args.compare).read_bytes()
+        result["identical_to_input"] = same
+    return result
+
+
 def _timed_write_loop(binary_writer, ticks: list, args) -> dict:
     """Time a BinaryWriter-style writer over pre-built ticks (object construction excluded)."""
     sys.path.insert(0, str(HERE))
@@ -315,11 +324,7 @@ def _timed_write_loop(binary_writer, ticks: list, args) -> dict:
     writer.finalize()
     wall = time.perf_counter() - t0
     memory = mem.stop()
-    result = {"status": "ok", "wall_s": wall, **memory, "out_bytes": os.path.getsize(args.out)}
-    if args.compare:
-        same = Path(args.out).read_bytes() == Path(args.compare).read_bytes()
-        result["identical_to_input"] = same
-    return result
+    return _write_result(args, wall, memory)
 
 
 def cmd_cpython_write(args) -> dict:
@@ -353,11 +358,7 @@ def cmd_ours_write_columns(args) -> dict:
         return {"status": "n/a", "error": f"NotImplementedError: {exc}"}
     wall = time.perf_counter() - t0
     memory = mem.stop()
-    result = {"status": "ok", "wall_s": wall, **memory, "out_bytes": os.path.getsize(args.out)}
-    if args.compare:
-        same = Path(args.out).read_bytes() == Path(args.compare).read_bytes()
-        result["identical_to_input"] = same
-    return result
+    return _write_result(args, wall, memory)
 
 
 COMMANDS = {
