@@ -3,10 +3,10 @@
 Pipeline:
 1. ``tachyon_file.open_file`` checks the header, statistics, footer and tables (spec §6.1);
 2. the sample region is streamed in chunks (decompressed with a size cap when zstd);
-3. ``samples.SampleDecoder`` decodes each chunk with numpy kernels into columns, growing
-   one shared stack prefix tree;
-4. ``read`` copies the chunks' columns into arrays sized from the header's sample count
-   (bounded by what the region can hold); ``iter_batches`` hands them out instead.
+3. ``samples.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
+   prefix tree, and appends the samples and records to ``columns.GrowingColumns``: for
+   ``read`` arrays sized from the header's sample count (bounded by what the region can
+   hold), for ``iter_batches`` a pending batch that is handed out when full.
 """
 
 from __future__ import annotations
@@ -19,17 +19,11 @@ import numpy as np
 from ..errors import FormatError
 from ..model import Frames, Profile, Records, Samples, Stacks, Threads
 from ..schema import tachyon as spec
-from .samples import SampleBatch, SampleDecoder
+from .columns import GrowingColumns
+from .samples import SampleDecoder
 from .tachyon_file import Source, TachyonFile, frame_strings_ok, open_file
 
 DEFAULT_CHUNK_SIZE = 8 << 20
-_SAMPLE_COLUMNS = {
-    "timestamp_us": np.uint64,
-    "thread": np.int32,
-    "status": np.uint8,
-    "stack": np.int32,
-}
-_RECORD_COLUMNS = {"offset": np.int64, "encoding": np.uint8, "first_sample": np.int64}
 
 
 def read(source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Profile:
@@ -39,12 +33,10 @@ def read(source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Profile:
     including a sample count that differs from the header's."""
     with open_file(source) as meta:
         decoder = _decoder(meta)
-        samples = _Growing(_SAMPLE_COLUMNS, _sample_capacity(meta))
-        records = _Growing(_RECORD_COLUMNS, 1024)
+        samples = GrowingColumns.samples(_sample_capacity(meta))
+        records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
-            batch = decoder.decode(chunk, final=final)
-            records.extend(_record_columns(batch, base=samples.size))
-            samples.extend(_sample_columns(batch))
+            decoder.decode_into(chunk, final=final, samples=samples, records=records)
         _check_sample_count(meta, decoder.total_samples)
         return _profile(meta, decoder, Samples(**samples.finish()), Records(**records.finish()))
 
@@ -66,12 +58,10 @@ def iter_batches(
         decoder = _decoder(meta)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
-        pending = _Growing(_SAMPLE_COLUMNS, samples_per_batch)
-        pending_records = _Growing(_RECORD_COLUMNS, 1024)
+        pending = GrowingColumns.samples(samples_per_batch)
+        pending_records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
-            batch = decoder.decode(chunk, final=final)
-            pending_records.extend(_record_columns(batch, base=pending.size))
-            pending.extend(_sample_columns(batch))
+            decoder.decode_into(chunk, final=final, samples=pending, records=pending_records)
             while pending.size >= samples_per_batch or (final and pending.size):
                 samples, records = _take(pending, pending_records, samples_per_batch)
                 yield _profile(meta, decoder, samples, records)
@@ -112,18 +102,6 @@ def _sample_capacity(meta: TachyonFile) -> int:
     return int(min(meta.sample_count, region_bound // spec.MIN_REPEAT_ENTRY_SIZE))
 
 
-def _sample_columns(batch: SampleBatch) -> dict[str, np.ndarray]:
-    return {name: getattr(batch, name) for name in _SAMPLE_COLUMNS}
-
-
-def _record_columns(batch: SampleBatch, base: int) -> dict[str, np.ndarray]:
-    return {
-        "offset": batch.record_offset,
-        "encoding": batch.record_encoding,
-        "first_sample": batch.record_first_sample + base,
-    }
-
-
 def _check_sample_count(meta: TachyonFile, decoded: int) -> None:
     if decoded != meta.sample_count:
         raise FormatError(
@@ -149,7 +127,9 @@ def _profile(meta: TachyonFile, decoder: SampleDecoder, samples: Samples, record
     )
 
 
-def _take(pending: _Growing, pending_records: _Growing, n: int) -> tuple[Samples, Records]:
+def _take(
+    pending: GrowingColumns, pending_records: GrowingColumns, n: int
+) -> tuple[Samples, Records]:
     """Split off the first ``n`` pending samples and the records that start among them."""
     samples = pending.take(n)
     taken = len(samples["stack"])
@@ -158,47 +138,3 @@ def _take(pending: _Growing, pending_records: _Growing, n: int) -> tuple[Samples
     records = pending_records.take(n_records)
     pending_records.shift("first_sample", taken)
     return Samples(**samples), Records(**records)
-
-
-class _Growing:
-    """Column arrays with amortised appends (a numpy twin of ``list.extend``)."""
-
-    def __init__(self, dtypes: dict[str, Any], capacity: int) -> None:
-        self._arrays = {name: np.empty(max(capacity, 16), dtype) for name, dtype in dtypes.items()}
-        self.size = 0
-
-    def extend(self, columns: dict[str, np.ndarray]) -> None:
-        n = len(next(iter(columns.values())))
-        needed = self.size + n
-        if needed > len(next(iter(self._arrays.values()))):
-            capacity = max(needed, 2 * len(next(iter(self._arrays.values()))))
-            for name, array in self._arrays.items():
-                grown = np.empty(capacity, array.dtype)
-                grown[: self.size] = array[: self.size]
-                self._arrays[name] = grown
-        for name, column in columns.items():
-            self._arrays[name][self.size : needed] = column
-        self.size = needed
-
-    def view(self, name: str) -> np.ndarray:
-        return self._arrays[name][: self.size]
-
-    def take(self, n: int) -> dict[str, np.ndarray]:
-        """Copies of the first ``n`` rows; the rest moves to the front."""
-        n = min(n, self.size)
-        out = {name: array[:n].copy() for name, array in self._arrays.items()}
-        for array in self._arrays.values():
-            array[: self.size - n] = array[n : self.size]
-        self.size -= n
-        return out
-
-    def shift(self, name: str, amount: int) -> None:
-        self._arrays[name][: self.size] -= amount
-
-    def finish(self) -> dict[str, np.ndarray]:
-        """The columns, trimmed (a copy only when the reservation was too large)."""
-        out = {}
-        for name, array in self._arrays.items():
-            out[name] = array if len(array) == self.size else array[: self.size].copy()
-        self._arrays = {}
-        return out

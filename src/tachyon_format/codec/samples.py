@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from ..errors import FormatError
 from . import kernels
+from .columns import GrowingColumns
 from .kernels import U32_MAX
 from .stack_tree import MAX_DEPTH, StackTree
 
@@ -152,7 +153,25 @@ class SampleDecoder:
 
     # ------------------------------------------------------------------ driver
     def decode(self, data: bytes | memoryview | np.ndarray, *, final: bool) -> SampleBatch:
-        """Decode every complete record of (carried-over tail + *data*); see module docs."""
+        """Decode every complete record of (carried-over tail + *data*) into a new batch;
+        ``record_first_sample`` counts from the batch's first sample."""
+        samples, records = GrowingColumns.samples(), GrowingColumns.records()
+        self.decode_into(data, final=final, samples=samples, records=records)
+        s, r = samples.finish(), records.finish()
+        return SampleBatch(**s, record_offset=r["offset"], record_encoding=r["encoding"],
+                           record_first_sample=r["first_sample"])
+
+    def decode_into(
+        self,
+        data: bytes | memoryview | np.ndarray,
+        *,
+        final: bool,
+        samples: GrowingColumns,
+        records: GrowingColumns,
+    ) -> None:
+        """Decode every complete record of (carried-over tail + *data*), appending the samples
+        and records to the given columns (``first_sample`` counts rows of *samples*); the
+        rest of *data* is kept for the next call. See the module docs."""
         if self._finished:
             raise ValueError("decoder already finished")
         new = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
@@ -160,16 +179,17 @@ class SampleDecoder:
         tail = np.frombuffer(self._tail, np.uint8)
         buf = np.concatenate([tail, new]) if self._tail else new
         base = self._tail_offset
-        first_sample = self.total_samples
-        parts: list[SampleBatch] = []
-        pos = self._run(buf, base, final, parts)
+        self._out = (samples, records)
+        try:
+            pos = self._run(buf, base, final)
+        finally:
+            self._out = None
         self._tail = buf[pos:].tobytes()
         self._tail_offset = base + pos
         if final:
             self._finished = True
-        return _concat(parts, first_sample)
 
-    def _run(self, buf: np.ndarray, base: int, final: bool, parts: list[SampleBatch]) -> int:
+    def _run(self, buf: np.ndarray, base: int, final: bool) -> int:
         """Scan driver: speculative windows, with scalar fallback; returns the stop position."""
         n = buf.size
         pos = 0
@@ -178,7 +198,7 @@ class SampleDecoder:
             stop = min(n, pos + window)
             recs, cut, why = self._speculate(buf, pos, stop, base, at_end=stop == n)
             if recs is not None:
-                parts.append(self._commit(recs))
+                self._commit(recs)
                 self._scalar_run = 1 if cut - pos > 1 << 16 else self._scalar_run
                 window = WINDOW
             if why == "window":
@@ -191,7 +211,7 @@ class SampleDecoder:
                 break
             recs, pos2 = self._scalar(buf, pos, base, final)
             if recs is not None:
-                parts.append(self._commit(recs))
+                self._commit(recs)
             if pos2 == pos:  # incomplete tail, not final
                 break
             pos = pos2
@@ -212,26 +232,31 @@ class SampleDecoder:
         cand = self._candidates(w)
         if not cand.size or cand[0] != 0:
             return None, start, "scalar"
-        term = w < 0x80
-        ends = np.flatnonzero(term)
-        nt = ends.size
+        ti = kernels.TerminatorIndex(w)
+        nt = ti.count
         # the encoding byte (0..3) is a terminator: the body's first varint has the next rank
-        t0 = kernels.RankIndex(term).rank(cand + 12) + 1
-        last_t = nt - 1
+        t0 = ti.rank(cand + PREFIX_SIZE, ordered=True)
         enc = w[cand + 12]
 
-        def at(i):
-            return kernels.decode_uleb128_ending_at(w, np.take(ends, i, mode="clip"))
+        def at(rank):  # ranks past the end are clamped: those candidates are incomplete
+            return ti.varints_ending_at(ti.select(np.minimum(rank, nt - 1), ordered=True))
 
-        va, vb, vc = at(t0), at(t0 + 2), at(t0 + 3)
+        # va: REPEAT count or the delta; vb: FULL depth or the shared/pop count; vc: new frames
+        va = at(t0)
+        vb = np.zeros(cand.size, np.uint64)
+        vc = np.zeros(cand.size, np.uint64)
+        listed = np.flatnonzero(enc != REPEAT)
+        vb[listed] = at(t0[listed] + 2)
+        counted = listed[enc[listed] != FULL]
+        vc[counted] = at(t0[counted] + 3)
+        # ranks the record spans after t0 (capped: a huge count means an incomplete record)
         cap = np.uint64(nt)
-        span = np.where(enc == REPEAT, 2 * np.minimum(va, cap).astype(np.int64),
-                        np.where(enc == FULL, 2 + np.minimum(vb, cap).astype(np.int64),
-                                 3 + np.minimum(vc, cap).astype(np.int64)))
-        last = t0 + span
-        del span
+        last = 2 * np.minimum(va, cap).astype(np.int64)
+        last[listed] = 2 + np.minimum(vb[listed], cap).astype(np.int64)
+        last[counted] = 3 + np.minimum(vc[counted], cap).astype(np.int64)
+        last += t0
         complete = last < nt
-        nxt = np.where(complete, ends[np.minimum(last, last_t)] + 1, n + 1)
+        nxt = np.where(complete, ti.select(np.minimum(last, nt - 1)) + 1, n + 1)
         chain = _chain(cand, nxt, n)
         # chain: indices into cand, in order; validate its records
         c_pos = cand[chain]
@@ -242,32 +267,26 @@ class SampleDecoder:
         ok &= np.where(c_enc == REPEAT, c_a <= U32_MAX,
                        np.where(c_enc == FULL, c_b <= MAX_DEPTH,
                                 (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
-        if kernels.has_long_run(~term):  # some run of >= 10 continuation bytes: locate it
-            vlen = np.empty(nt, np.int64)
-            vlen[0] = ends[0] + 1
-            np.subtract(ends[1:], ends[:-1], out=vlen[1:])
-            cum = np.concatenate([[0], np.cumsum(vlen > kernels.ULEB128_MAX_BYTES)])
-            del vlen
-            lo = np.minimum(c_t0, nt)
-            hi = np.minimum(last[chain] + 1, nt)
-            ok &= cum[hi] - cum[lo] == 0
+        long_ends = ti.long_varint_ends()
+        if long_ends.size:  # a record holding a varint of more than 10 bytes is not valid
+            c_nxt = nxt[chain]
+            ok &= np.searchsorted(long_ends, c_pos) == np.searchsorted(long_ends, c_nxt)
         c_complete = complete[chain]
-        del term, t0, va, vb, vc, last, complete
+        del t0, va, vb, vc, last, complete
         r = _first_false(ok)
         nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
         s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])
-        spos = np.take(ends, kernels.decode_ragged_ranges(s_first, nsamp, 2))
-        spos += 1  # a status byte below 0x80 is the terminator right after its delta
-        status = np.take(w, spos)
-        spos -= 1
-        st_bad = np.flatnonzero(status >= 0x80)
-        if st_bad.size:
+        spos = ti.select(kernels.decode_ragged_ranges(s_first, nsamp, 2), ordered=True)
+        # a status byte below 0x80 is the terminator right after its delta
+        status = np.take(w[1:], spos)
+        if status.size and status.max() >= 0x80:
+            st_bad = np.flatnonzero(status >= 0x80)
             r = int(np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right"))
         npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
                          np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
         f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)
-        frames = kernels.decode_uleb128_ending_at(
-            w, ends[kernels.decode_ragged_ranges(f_first, npush)])
+        frames = ti.varints_ending_at(
+            ti.select(kernels.decode_ragged_ranges(f_first, npush), ordered=True))
         f_bad = np.flatnonzero(frames > U32_MAX)
         if f_bad.size:
             r = int(np.searchsorted(np.cumsum(npush), f_bad[0], side="right"))
@@ -299,7 +318,7 @@ class SampleDecoder:
             nsamp=nsamp,
             arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
             npush=npush,
-            delta=kernels.decode_uleb128_ending_at(w, spos[:ns]),
+            delta=ti.varints_ending_at(spos[:ns]),
             status=status[:ns],
             frames=frames[:nf].astype(np.int64),
         )
@@ -307,7 +326,11 @@ class SampleDecoder:
 
     def _candidates(self, w: np.ndarray) -> np.ndarray:
         """Vectorised: offsets with a known interpreter id (or the window start's) and an
-        encoding byte 0..3, by byte compares (no unaligned 32-bit loads)."""
+        encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
+
+        A REPEAT whose count is 0 is legal but never written; excluding it drops the
+        candidates inside the zero bytes of most thread and interpreter ids (a genuine one
+        breaks the chain and goes to the sequential reader)."""
         m = w.size - PREFIX_SIZE + 1
         endian = "little" if self.order == "<" else "big"
         iids = {bytes(w[8:12])} | {i.to_bytes(4, endian) for i in self._known_iids}
@@ -318,6 +341,7 @@ class SampleDecoder:
                 same &= w[8 + j:8 + j + m] == iid[j]
             hit = same if hit is None else hit | same
         hit &= w[12:] <= 3
+        hit[:-1] &= (w[12:-1] != REPEAT) | (w[13:] != 0)
         return np.flatnonzero(hit)
 
     # ------------------------------------------------------------------ stage 1, scalar
@@ -378,37 +402,42 @@ class SampleDecoder:
         cur = self._carry_stacks(r, thr, rec_stack, order)
         last = _last_per_group(thr, order)
         self._depth[thr[last]] = depth_after[last]
-        batch = SampleBatch(
-            timestamp_us=self._timestamps(r, thr, order, last),
-            thread=np.repeat(thr, r.nsamp),
-            status=r.status,
-            stack=np.repeat(cur, r.nsamp),
-            record_offset=r.offset,
-            record_encoding=r.encoding,
-            record_first_sample=np.cumsum(r.nsamp) - r.nsamp + self.total_samples,
-        )
+        samples, records = self._out
+        rows = records.append(nrec)
+        rows["offset"][...] = r.offset
+        rows["encoding"][...] = r.encoding
+        first = np.cumsum(r.nsamp)
+        first -= r.nsamp
+        out = samples.append(int(r.status.size))
+        self._timestamps(r, thr, order, last, first, out["timestamp_us"])
+        rows["first_sample"][...] = first
+        rows["first_sample"] += samples.size - r.status.size
+        out["thread"][...] = np.repeat(thr, r.nsamp)
+        out["status"][...] = r.status
+        out["stack"][...] = np.repeat(cur, r.nsamp)
         self._count(r)
         self._records += nrec
-        return batch
 
-    def _timestamps(self, r: _Records, thr, order, last) -> np.ndarray:
-        """Vectorised: per-thread clocks of every sample (mod 2**64), grouped by record.
+    def _timestamps(self, r: _Records, thr, order, last, first, out) -> None:
+        """Vectorised: per-thread clocks of every sample (mod 2**64) into *out*.
 
-        One running sum over all deltas; each record's samples are then offset by its
-        thread's clock at the record start minus the running sum before the record, found by
-        a grouped cumsum over records only (no sort of the samples)."""
-        ts = np.cumsum(r.delta, dtype=np.uint64)
-        if not ts.size:
-            return ts
-        end = np.cumsum(r.nsamp)
-        before = ts[np.maximum(end - r.nsamp - 1, 0)]
-        before[end == r.nsamp] = 0
-        total = ts[np.maximum(end - 1, 0)] - before
-        total[r.nsamp == 0] = 0
+        One running sum over the deltas, each record's first delta adjusted so that the sum
+        restarts from its thread's clock: the per-record sums and the per-thread clocks
+        (a grouped cumsum) only cost work per record, not per sample."""
+        if not out.size:
+            return
+        delta = r.delta.astype(np.uint64, copy=False)
+        has = r.nsamp > 0
+        total = np.zeros(r.nsamp.size, np.uint64)
+        total[has] = np.add.reduceat(delta, first[has], dtype=np.uint64)
         after = kernels.decode_group_cumsum(thr, total, self._clock, order=order)
         self._clock[thr[last]] = after[last]
-        ts += np.repeat(after - total - before, r.nsamp)
-        return ts
+        # the running sum reaches each record's start at the previous record's end clock
+        start, end = after - total, after[has]
+        reached = np.zeros(end.size, np.uint64)
+        reached[1:] = end[:-1]
+        delta[first[has]] += start[has] - reached  # the decoder's own array: no copy
+        np.cumsum(delta, out=out)
 
     def _count(self, r: _Records) -> None:
         enc = r.encoding
@@ -570,10 +599,8 @@ def _chain(cand: np.ndarray, nxt: np.ndarray, n: int) -> np.ndarray:
     A long run of false candidates falls back to walking the pointers.
     """
     m = cand.size
-    index = np.full(n + 2, m, np.int32)  # position -> candidate index; m: no candidate
-    index[cand] = np.arange(m, dtype=np.int32)
-    target = index[nxt]
-    del index
+    target = np.searchsorted(cand, nxt)  # the candidate at nxt, else m
+    target[cand[np.minimum(target, m - 1)] != nxt] = m
     alive = np.ones(m, bool)
     count = m
     for _ in range(8):
@@ -599,21 +626,6 @@ def _last_per_group(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
     argsort *order* of *keys*."""
     k = keys[order]
     return order[np.flatnonzero(np.r_[k[1:] != k[:-1], True])] if k.size else order
-
-
-def _concat(parts: list[SampleBatch], first_sample: int) -> SampleBatch:
-    """One batch from consecutive parts; record_first_sample made relative to the batch."""
-    if not parts:
-        return SampleBatch.empty()
-    if len(parts) == 1:
-        batch = parts[0]
-    else:
-        cols = [np.concatenate([getattr(p, f) for p in parts])
-                for f in SampleBatch.__dataclass_fields__]
-        parts.clear()
-        batch = SampleBatch(*cols)
-    batch.record_first_sample -= first_sample
-    return batch
 
 
 def _take(r: _Records, k: int) -> _Records:
