@@ -243,6 +243,58 @@ class TerminatorIndex:
             return np.asarray(k, np.intp)
         return k + _count_at_most(self._before_cont, k, ordered, strict=False)
 
+    def select_runs(
+        self, first: npt.NDArray[np.integer], count: npt.NDArray[np.integer], step: int = 1
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Positions of the terminators of ranks ``first[r] + step * i`` (``i < count[r]``)
+        for increasing, non-overlapping runs, concatenated; and the indices, into that
+        result, of the terminators that follow a continuation byte (the multi-byte varints).
+
+        ``select(decode_ragged_ranges(first, count, step))`` without the per-rank search:
+        the continuation bytes before a rank change only at a few places, which are found
+        per continuation byte (one search among the runs) and applied as one ``repeat``."""
+        first = np.asarray(first, np.intp)
+        count = np.asarray(count, np.intp)
+        total = int(count.sum())
+        start = np.cumsum(count)
+        start -= count  # index of each run's first rank
+        out = np.arange(0, step * total, step, dtype=np.intp)
+        out += np.repeat(first - step * start, count)
+        if not self.cont.size or not total:
+            return out, np.zeros(0, np.intp)
+        at, exact = self._first_at_least(self._before_cont, first, count, start, step)
+        # the continuation bytes counted before each rank: a step up at every `at`
+        bounds = np.empty(at.size + 2, np.intp)
+        bounds[0], bounds[-1] = 0, total
+        bounds[1:-1] = at
+        out += np.repeat(np.arange(at.size + 1, dtype=np.intp), np.diff(bounds))
+        # a terminator of rank exactly `before_cont` ends the varint holding that byte
+        multi = at[exact]
+        if multi.size:
+            multi = multi[np.r_[True, multi[1:] != multi[:-1]]]
+        return out, multi
+
+    @staticmethod
+    def _first_at_least(keys, first, count, start, step):
+        """For each sorted key rank: the index of the first listed rank ``>= key`` (the
+        total when none), and whether that rank equals the key."""
+        r = np.searchsorted(first, keys, side="right") - 1
+        inside = r >= 0
+        rr = np.maximum(r, 0)
+        offset = keys - first[rr]  # >= 0 where inside
+        i = np.minimum(-(-offset // step), count[rr])  # ceil, clipped to the run
+        at = np.where(inside, start[rr] + i, 0)
+        exact = inside & (offset % step == 0) & (offset // step < count[rr])
+        return at, exact
+
+    def varints_at(self, pos: npt.NDArray[np.intp], multi: npt.NDArray[np.intp]):
+        """Values of the ULEB128s ending at the terminators *pos*, given which of them
+        (indices *multi*) follow a continuation byte, as :meth:`select_runs` reports."""
+        values = np.take(self.buf, pos).astype(np.uint64)
+        if multi.size:
+            values[multi] = decode_uleb128_ending_at(self.buf, pos[multi])
+        return values
+
     def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
         """Values of the ULEB128s whose terminators are at the increasing positions *pos*,
         each taken to start after the previous terminator (see

@@ -18,7 +18,7 @@ Pipeline, per window of a few MB of the region:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -76,9 +76,12 @@ class _Records:
     nsamp: np.ndarray  # int64 samples per record
     arg: np.ndarray  # int64 shared (SUFFIX) / pop (POP_PUSH), else 0
     npush: np.ndarray  # int64 frames listed (depth / new / push), 0 for REPEAT
-    delta: np.ndarray  # uint64 per sample
+    delta: np.ndarray  # per sample: uint64, or uint8 with the wider values in `wide`
     status: np.ndarray  # uint8 per sample
     frames: np.ndarray  # int64 per listed frame, innermost first per record
+    # samples whose delta does not fit `delta`'s dtype, and their uint64 deltas
+    wide: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
+    wide_delta: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
 
 
 class _Incomplete(Exception):
@@ -276,7 +279,7 @@ class SampleDecoder:
         r = _first_false(ok)
         nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
         s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])
-        spos = ti.select(kernels.decode_ragged_ranges(s_first, nsamp, 2), ordered=True)
+        spos, s_multi = ti.select_runs(s_first, nsamp, 2)
         # a status byte below 0x80 is the terminator right after its delta
         status = np.take(w[1:], spos)
         if status.size and status.max() >= 0x80:
@@ -285,8 +288,7 @@ class SampleDecoder:
         npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
                          np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
         f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)
-        frames = ti.varints_ending_at(
-            ti.select(kernels.decode_ragged_ranges(f_first, npush), ordered=True))
+        frames = ti.varints_at(*ti.select_runs(f_first, npush))
         f_bad = np.flatnonzero(frames > U32_MAX)
         if f_bad.size:
             r = int(np.searchsorted(np.cumsum(npush), f_bad[0], side="right"))
@@ -310,6 +312,7 @@ class SampleDecoder:
             return None, cut, why
         pos = c_pos[:r]
         enc_r = c_enc[:r]
+        wide = s_multi[s_multi < ns]
         recs = _Records(
             offset=pos + (base + start),
             encoding=enc_r,
@@ -318,7 +321,9 @@ class SampleDecoder:
             nsamp=nsamp,
             arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
             npush=npush,
-            delta=ti.varints_ending_at(spos[:ns]),
+            delta=np.take(w, spos[:ns]),  # one byte; the longer deltas follow
+            wide=wide,
+            wide_delta=kernels.decode_uleb128_ending_at(w, spos[wide]),
             status=status[:ns],
             frames=frames[:nf].astype(np.int64),
         )
@@ -426,7 +431,9 @@ class SampleDecoder:
         (a grouped cumsum) only cost work per record, not per sample."""
         if not out.size:
             return
-        delta = r.delta.astype(np.uint64, copy=False)
+        delta = out  # the deltas, summed in place
+        delta[...] = r.delta
+        delta[r.wide] = r.wide_delta
         has = r.nsamp > 0
         total = np.zeros(r.nsamp.size, np.uint64)
         total[has] = np.add.reduceat(delta, first[has], dtype=np.uint64)
@@ -436,7 +443,7 @@ class SampleDecoder:
         start, end = after - total, after[has]
         reached = np.zeros(end.size, np.uint64)
         reached[1:] = end[:-1]
-        delta[first[has]] += start[has] - reached  # the decoder's own array: no copy
+        delta[first[has]] += start[has] - reached
         np.cumsum(delta, out=out)
 
     def _count(self, r: _Records) -> None:
@@ -631,8 +638,10 @@ def _last_per_group(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
 def _take(r: _Records, k: int) -> _Records:
     """The first *k* records of a batch, with their samples and frames."""
     ns, nf = int(r.nsamp[:k].sum()), int(r.npush[:k].sum())
+    wide = r.wide < ns
     return _Records(r.offset[:k], r.encoding[:k], r.tid[:k], r.iid[:k], r.nsamp[:k],
-                    r.arg[:k], r.npush[:k], r.delta[:ns], r.status[:ns], r.frames[:nf])
+                    r.arg[:k], r.npush[:k], r.delta[:ns], r.status[:ns], r.frames[:nf],
+                    r.wide[wide], r.wide_delta[wide])
 
 
 def _scan_varint(data, pos: int, end: int, final: bool, message: str, u32: bool):
