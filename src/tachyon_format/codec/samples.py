@@ -460,6 +460,9 @@ class SampleDecoder:
 
     def _thread_rows(self, r: _Records):
         """Vectorised: thread row of each record, registering new threads in order."""
+        rows = self._known_thread_rows(r)
+        if rows is not None:
+            return rows
         if r.iid.size and r.iid.min() == r.iid.max():
             uniq, first, inv = kernels.unique_inverse(r.tid)
             keys = [(int(r.iid[0]), int(t)) for t in uniq]
@@ -485,6 +488,22 @@ class SampleDecoder:
                         f"{found})")
             rows[j] = self._new_thread(keys[j])
         return rows[inv.reshape(-1)]
+
+    def _known_thread_rows(self, r: _Records) -> np.ndarray | None:
+        """Vectorised: the rows when every record is from an already known thread of one
+        interpreter (the usual case after the first window), else None."""
+        if not self._tids or not r.tid.size or r.iid.min() != r.iid.max():
+            return None
+        iid = int(r.iid[0])
+        known = [(t, row) for (i, t), row in self._thread_row.items() if i == iid]
+        if not known:
+            return None
+        known.sort()
+        tids = np.array([t for t, _ in known], np.uint64)
+        at = np.minimum(np.searchsorted(tids, r.tid), tids.size - 1)
+        if not (tids[at] == r.tid).all():
+            return None
+        return np.array([row for _, row in known], np.int32)[at]
 
     def _new_thread(self, key: tuple[int, int]) -> int:
         row = len(self._tids)
@@ -587,10 +606,13 @@ class SampleDecoder:
 
 # ---------------------------------------------------------------------- helpers
 def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Vectorised: fixed-width integers of *dtype* at byte offsets *pos* of *w*."""
-    size = dtype.itemsize
-    idx = pos[:, None] + np.arange(size)
-    return np.ascontiguousarray(w[idx]).view(dtype).reshape(-1).astype(dtype.newbyteorder("="))
+    """Vectorised: fixed-width integers of *dtype* at byte offsets *pos* of *w* (through an
+    overlapping view with a one-byte stride: numpy handles the unaligned loads)."""
+    if w.size < dtype.itemsize:
+        return np.zeros(0, dtype.newbyteorder("="))
+    at_every_byte = np.ndarray((w.size - dtype.itemsize + 1,), dtype=dtype, buffer=w,
+                               offset=0, strides=(1,))
+    return at_every_byte[pos].astype(dtype.newbyteorder("="))
 
 
 def _first_false(ok: np.ndarray) -> int:
