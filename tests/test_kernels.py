@@ -165,23 +165,62 @@ def test_uleb128_ending_at_matches_scalar(data, draw):
                 assert got[i] == scalar_uleb128(data, start)[0]
 
 
-@given(st.lists(st.booleans(), max_size=200), st.integers(1, 12))
-def test_has_long_run(bits, length):
-    run = best = 0
-    for b in bits:
-        run = run + 1 if b else 0
-        best = max(best, run)
-    assert kernels.has_long_run(np.array(bits, bool), length) == (best >= length)
+def _varint_bytes():
+    """Byte strings rich in continuation bytes (multi-byte and over-long varints)."""
+    return st.lists(st.one_of(st.integers(0, 0x7F), st.integers(0x80, 0xFF)), max_size=300)
 
 
-@given(st.lists(st.booleans(), max_size=300), st.data())
-def test_rank_index(bits, draw):
-    pos = draw.draw(st.lists(st.integers(0, len(bits)), max_size=30))
-    got = kernels.RankIndex(np.array(bits, bool)).rank(np.array(pos, np.intp))
-    assert got.tolist() == [sum(bits[:p]) for p in pos]
+@given(_varint_bytes(), st.data())
+def test_terminator_index_rank_and_select(data, draw):
+    buf = np.array(data, np.uint8)
+    ti = kernels.TerminatorIndex(buf)
+    terms = [i for i, b in enumerate(data) if b < 0x80]
+    assert ti.count == len(terms)
+    pos = sorted(draw.draw(st.lists(st.integers(0, len(data)), max_size=30)))
+    expected = [sum(b < 0x80 for b in data[:p]) for p in pos]
+    for ordered in (False, True):
+        assert ti.rank(np.array(pos, np.intp), ordered=ordered).tolist() == expected
+    if terms:
+        ks = sorted(draw.draw(st.lists(st.integers(0, len(terms) - 1), max_size=30)))
+        for ordered in (False, True):
+            got = ti.select(np.array(ks, np.intp), ordered=ordered)
+            assert got.tolist() == [terms[k] for k in ks]
 
 
+@given(_varint_bytes(), st.integers(1, 3), st.data())
+def test_terminator_index_select_runs(data, step, draw):
+    buf = np.array(data, np.uint8)
+    ti = kernels.TerminatorIndex(buf)
+    firsts, counts, k = [], [], draw.draw(st.integers(0, 3))
+    while k < ti.count:  # increasing, non-overlapping runs of ranks k, k + step, ...
+        count = draw.draw(st.integers(0, (ti.count - 1 - k) // step + 1))
+        firsts.append(k)
+        counts.append(count)
+        k += step * count + draw.draw(st.integers(1, 4))
+    pos, multi = ti.select_runs(np.array(firsts, np.intp), np.array(counts, np.intp), step)
+    terms = [i for i, b in enumerate(data) if b < 0x80]
+    ranks = [f + step * i for f, c in zip(firsts, counts) for i in range(c)]
+    assert pos.tolist() == [terms[r] for r in ranks]
+    assert multi.tolist() == [j for j, p in enumerate(pos.tolist()) if p and data[p - 1] >= 0x80]
+    values = ti.varints_at(pos, multi)
+    for p, v in zip(pos.tolist(), values.tolist()):
+        start = max([t + 1 for t in terms if t < p], default=0)
+        if p - start + 1 <= kernels.ULEB128_MAX_BYTES:
+            assert v == scalar_uleb128(data, start)[0]
 
+
+@given(_varint_bytes(), st.integers(1, 12))
+def test_terminator_index_long_varint_ends(data, length):
+    ti = kernels.TerminatorIndex(np.array(data, np.uint8))
+    expected, run = [], 0
+    for i, b in enumerate(data):
+        if b >= 0x80:
+            run += 1
+        else:
+            if run >= length:
+                expected.append(i)
+            run = 0
+    assert ti.long_varint_ends(length).tolist() == expected
 
 
 @given(st.lists(st.integers(0, 6), max_size=60))

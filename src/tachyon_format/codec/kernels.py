@@ -173,7 +173,8 @@ def decode_uleb128_ending_at(
     Each varint is taken to start right after the previous byte below 0x80 (or at 0), which
     is exact for every varint that follows a terminator, or at *first* (per varint) where
     given; only the rare multi-byte ones cost more than one gather. Mod 2**64 like CPython's
-    reader; callers reject varints longer than 10 bytes beforehand (:func:`has_long_run`),
+    reader; callers reject varints longer than 10 bytes beforehand
+    (:meth:`TerminatorIndex.long_varint_ends`),
     their values here are meaningless.
     """
     values = np.take(buf, pos).astype(np.uint64)
@@ -195,20 +196,6 @@ def decode_uleb128_ending_at(
             break
         idx, p, lo = idx[more], p[more] - 1, lo[more]
     return values
-
-
-def has_long_run(cont: npt.NDArray[np.bool_], length: int = ULEB128_MAX_BYTES) -> bool:
-    """Vectorised: whether *cont* has a run of at least *length* consecutive ``True``
-    (a run of ``length`` continuation bytes means a varint longer than ``length`` bytes)."""
-    run = cont
-    have = 1
-    while have < length:
-        step = min(have, length - have)
-        run = run[:-step] & run[step:]
-        have += step
-        if not run.any():
-            return False
-    return bool(run.any())
 
 
 class TerminatorIndex:
@@ -262,12 +249,16 @@ class TerminatorIndex:
         out += np.repeat(first - step * start, count)
         if not self.cont.size or not total:
             return out, np.zeros(0, np.intp)
-        at, exact = self._first_at_least(self._before_cont, first, count, start, step)
+        # only the continuation bytes among the listed ranks matter; those before count once
+        keys = self._before_cont
+        lo = int(np.searchsorted(keys, first[0], side="left"))
+        hi = int(np.searchsorted(keys, out[-1], side="right"))  # out holds the ranks yet
+        at, exact = self._first_at_least(keys[lo:hi], first, count, start, step)
         # the continuation bytes counted before each rank: a step up at every `at`
         bounds = np.empty(at.size + 2, np.intp)
         bounds[0], bounds[-1] = 0, total
         bounds[1:-1] = at
-        out += np.repeat(np.arange(at.size + 1, dtype=np.intp), np.diff(bounds))
+        out += np.repeat(np.arange(lo, lo + at.size + 1, dtype=np.intp), np.diff(bounds))
         # a terminator of rank exactly `before_cont` ends the varint holding that byte
         multi = at[exact]
         if multi.size:
@@ -344,27 +335,6 @@ def _count_at_most(keys: np.ndarray, queries: np.ndarray, ordered: bool, strict:
     bounds[0], bounds[-1] = 0, queries.size
     bounds[1:-1] = first
     return np.repeat(np.arange(keys.size + 1, dtype=queries.dtype), np.diff(bounds))
-
-
-class RankIndex:
-    """Vectorised ``rank(p)``: how many ``True`` bits of a mask lie before position ``p``.
-
-    A succinct structure (packed bits and per-64-bit-word prefix counts, about 1.1 bits per
-    position) instead of an int64 cumulative sum per byte."""
-
-    def __init__(self, mask: npt.NDArray[np.bool_]) -> None:
-        bits = np.packbits(mask, bitorder="little")
-        words = np.zeros(bits.size // 8 + 2, dtype="<u8")
-        words.view(np.uint8)[: bits.size] = bits
-        self._words = words
-        self._prefix = np.zeros(words.size + 1, dtype=np.int64)
-        np.cumsum(np.bitwise_count(words), out=self._prefix[1:])
-
-    def rank(self, pos: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-        """Number of set positions ``< pos`` (0 <= pos <= mask size)."""
-        word = pos >> 6
-        below = self._words[word] & ((np.uint64(1) << (pos & 63).astype(np.uint64)) - np.uint64(1))
-        return self._prefix[word] + np.bitwise_count(below)
 
 
 def unique_inverse(

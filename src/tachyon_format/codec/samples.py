@@ -2,17 +2,20 @@
 
 Pipeline, per window of a few MB of the region:
 
-1. *Varints* (vectorised): every terminator byte and the ULEB128 value ending there, for the
-   whole window at once (:func:`kernels.decode_uleb128_ends`).
+1. *Varints* (vectorised): rank and select over the terminator bytes of the window
+   (:class:`kernels.TerminatorIndex`, an index of the few continuation bytes), so that the
+   n-th varint after any position is found without a per-byte pass.
 2. *Records* (vectorised, speculative): every position whose interpreter id is a known one and
    whose encoding byte is 0..3 is a candidate record start; the end of the record that would
    start there follows from terminator ranks. The true records are the chain from the window
    start, found by pruning candidates nobody points to, and checked (varint lengths, status
    bytes, u32 ranges, depth caps). Anything else (a new interpreter, status bytes >= 0x80,
-   malformed or truncated input) falls back to :func:`scan_records`, a sequential reader with
+   malformed or truncated input) falls back to :func:`_scan_record`, a sequential reader with
    CPython's exact checks and messages (tier d).
 3. *Semantics* (vectorised over records): thread rows, per-thread depths (a max-plus scan that
    reproduces POP_PUSH clamping), lazy frame checks, per-thread clocks (one grouped cumsum).
+   Per-sample work runs in blocks of :data:`SAMPLE_BLOCK` samples and writes straight into the
+   caller's columns: fresh memory per sample costs more than the arithmetic.
 4. *Stacks* (:mod:`.stack_tree`): every pushed frame becomes a node of one prefix tree.
 """
 
@@ -33,6 +36,7 @@ from .stack_tree import MAX_DEPTH, StackTree
 REPEAT, FULL, SUFFIX, POP_PUSH = 0, 1, 2, 3
 PREFIX_SIZE = 13
 WINDOW = 1 << 22
+SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries
 _BIG = np.uint64(1 << 40)
 
 __all__ = ["SampleBatch", "SampleDecoder", "decode_samples", "stack_frames"]
@@ -279,9 +283,7 @@ class SampleDecoder:
         r = _first_false(ok)
         nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
         s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])
-        spos, s_multi = ti.select_runs(s_first, nsamp, 2)
-        # a status byte below 0x80 is the terminator right after its delta
-        status = np.take(w[1:], spos)
+        status, delta, wide, wide_delta = _sample_bytes(ti, s_first, nsamp)
         if status.size and status.max() >= 0x80:
             st_bad = np.flatnonzero(status >= 0x80)
             r = int(np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right"))
@@ -312,7 +314,7 @@ class SampleDecoder:
             return None, cut, why
         pos = c_pos[:r]
         enc_r = c_enc[:r]
-        wide = s_multi[s_multi < ns]
+        narrow = wide < ns
         recs = _Records(
             offset=pos + (base + start),
             encoding=enc_r,
@@ -321,9 +323,9 @@ class SampleDecoder:
             nsamp=nsamp,
             arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
             npush=npush,
-            delta=np.take(w, spos[:ns]),  # one byte; the longer deltas follow
-            wide=wide,
-            wide_delta=kernels.decode_uleb128_ending_at(w, spos[wide]),
+            delta=delta[:ns],
+            wide=wide[narrow],
+            wide_delta=wide_delta[narrow],
             status=status[:ns],
             frames=frames[:nf].astype(np.int64),
         )
@@ -417,9 +419,10 @@ class SampleDecoder:
         self._timestamps(r, thr, order, last, first, out["timestamp_us"])
         rows["first_sample"][...] = first
         rows["first_sample"] += samples.size - r.status.size
-        out["thread"][...] = np.repeat(thr, r.nsamp)
         out["status"][...] = r.status
-        out["stack"][...] = np.repeat(cur, r.nsamp)
+        for ra, rb, sa, sb in _sample_blocks(r.nsamp):  # bounded temporaries
+            out["thread"][sa:sb] = np.repeat(thr[ra:rb], r.nsamp[ra:rb])
+            out["stack"][sa:sb] = np.repeat(cur[ra:rb], r.nsamp[ra:rb])
         self._count(r)
         self._records += nrec
 
@@ -613,6 +616,46 @@ def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
     at_every_byte = np.ndarray((w.size - dtype.itemsize + 1,), dtype=dtype, buffer=w,
                                offset=0, strides=(1,))
     return at_every_byte[pos].astype(dtype.newbyteorder("="))
+
+
+def _sample_blocks(nsamp: np.ndarray, block: int = SAMPLE_BLOCK):
+    """Sequential over blocks: ``(first record, end record, first sample, end sample)`` of
+    consecutive records holding about *block* samples each (a longer record alone)."""
+    cum = np.cumsum(nsamp)
+    total = int(cum[-1]) if cum.size else 0
+    if total <= block:
+        return [(0, nsamp.size, 0, total)]
+    # each block ends with the record that reaches the next multiple of `block`
+    ends = np.r_[np.searchsorted(cum, np.arange(block, total, block)) + 1, nsamp.size]
+    ends = ends[np.r_[True, ends[1:] != ends[:-1]]].tolist()
+    out, ra, sa = [], 0, 0
+    for rb in ends:
+        sb = int(cum[rb - 1])
+        out.append((ra, rb, sa, sb))
+        ra, sa = rb, sb
+    return out
+
+
+def _sample_bytes(ti: kernels.TerminatorIndex, first: np.ndarray, nsamp: np.ndarray):
+    """Vectorised per block of samples: the status byte and the last byte of the delta of
+    every sample, whose delta terminators have ranks ``first[r] + 2 * i``; plus the
+    samples whose deltas are longer than one byte and their values.
+
+    Block by block, so that the position temporaries (8 bytes per sample) stay small and
+    are reused, instead of fresh memory as large as the window's samples."""
+    total = int(nsamp.sum())
+    w = ti.buf
+    status = np.empty(total, np.uint8)  # a status byte is the terminator after its delta
+    delta = np.empty(total, np.uint8)
+    wide, wide_delta = [np.zeros(0, np.intp)], [np.zeros(0, np.uint64)]
+    for ra, rb, sa, sb in _sample_blocks(nsamp):
+        pos, multi = ti.select_runs(first[ra:rb], nsamp[ra:rb], 2)
+        np.take(w[1:], pos, out=status[sa:sb])
+        np.take(w, pos, out=delta[sa:sb])
+        if multi.size:
+            wide.append(multi + sa)
+            wide_delta.append(kernels.decode_uleb128_ending_at(w, pos[multi]))
+    return status, delta, np.concatenate(wide), np.concatenate(wide_delta)
 
 
 def _first_false(ok: np.ndarray) -> int:
