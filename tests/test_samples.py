@@ -9,12 +9,14 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tachyon_format.codec import samples as sample_codec
 from tachyon_format.codec.samples import SampleDecoder, decode_samples, stack_frames
 from tachyon_format.errors import FormatError
 
@@ -278,6 +280,28 @@ def test_chunked_decode_equals_one_shot(region, data):
 
 
 @FEWER
+@given(stream(), st.integers(1, 4))
+def test_small_sample_blocks_equal_one_block(region, block):
+    """Per-sample work runs in blocks of records; tiny blocks must change nothing."""
+    with mock.patch.object(sample_codec, "SAMPLE_BLOCK", block):
+        expected, got, _, _ = run_both(region)
+    assert got == expected
+
+
+@given(st.lists(st.integers(0, 9), max_size=40), st.integers(1, 20))
+def test_sample_blocks_partition_the_records(nsamp, block):
+    counts = np.array(nsamp, np.int64)
+    blocks = sample_codec._sample_blocks(counts, block)
+    record = sample = 0
+    for ra, rb, sa, sb in blocks:
+        assert (ra, sa) == (record, sample) and rb >= ra
+        assert sb - sa == counts[ra:rb].sum()
+        assert rb - ra <= 1 or sb - sa <= block + counts[rb - 1]  # about `block` samples
+        record, sample = rb, sb
+    assert (record, sample) == (len(nsamp), sum(nsamp))
+
+
+@FEWER
 @given(stream(order=">"))
 def test_big_endian_prefixes(region):
     expected, got, _, _ = run_both(region, order=">")
@@ -399,14 +423,15 @@ def _frame_rows(data: bytes, num_strings: int, num_frames: int) -> list[list]:
 
 @pytest.mark.skipif(not FIXTURE_FILES, reason="shared CPython 3.15.2 fixtures not found")
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
-@pytest.mark.parametrize("chunk", [None, 997])
-def test_real_files_match_cpython_reference(path, chunk):
+@pytest.mark.parametrize(("chunk", "block"), [(None, None), (997, None), (None, 7)])
+def test_real_files_match_cpython_reference(path, chunk, block):
     data = path.read_bytes()
     region, h = _region(data)
     frames = _frame_rows(data, h["num_strings"], h["num_frames"])
     cuts = None if chunk is None else list(range(chunk, len(region), chunk))
-    expected, got, dec, _ = run_both(region, chunks=cuts, start=h["start"],
-                                     thread_count=h["threads"], frame_count=h["num_frames"])
+    with mock.patch.object(sample_codec, "SAMPLE_BLOCK", block or sample_codec.SAMPLE_BLOCK):
+        expected, got, dec, _ = run_both(region, chunks=cuts, start=h["start"],
+                                         thread_count=h["threads"], frame_count=h["num_frames"])
     assert got == expected
     assert dec.total_samples == h["count"]
     with gzip.open(path.with_suffix("").with_suffix(".ref.jsonl.gz"), "rt") as fh:

@@ -618,9 +618,11 @@ def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return at_every_byte[pos].astype(dtype.newbyteorder("="))
 
 
-def _sample_blocks(nsamp: np.ndarray, block: int = SAMPLE_BLOCK):
+def _sample_blocks(nsamp: np.ndarray, block: int | None = None):
     """Sequential over blocks: ``(first record, end record, first sample, end sample)`` of
-    consecutive records holding about *block* samples each (a longer record alone)."""
+    consecutive records holding about *block* (:data:`SAMPLE_BLOCK`) samples each (a longer
+    record alone)."""
+    block = SAMPLE_BLOCK if block is None else block
     cum = np.cumsum(nsamp)
     total = int(cum[-1]) if cum.size else 0
     if total <= block:
