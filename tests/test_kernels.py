@@ -199,11 +199,11 @@ def test_terminator_index_select_runs(data, step, draw):
         k += step * count + draw.draw(st.integers(1, 4))
     pos, multi = ti.select_runs(np.array(firsts, np.intp), np.array(counts, np.intp), step)
     terms = [i for i, b in enumerate(data) if b < 0x80]
-    ranks = [f + step * i for f, c in zip(firsts, counts) for i in range(c)]
+    ranks = [f + step * i for f, c in zip(firsts, counts, strict=True) for i in range(c)]
     assert pos.tolist() == [terms[r] for r in ranks]
     assert multi.tolist() == [j for j, p in enumerate(pos.tolist()) if p and data[p - 1] >= 0x80]
     values = ti.varints_at(pos, multi)
-    for p, v in zip(pos.tolist(), values.tolist()):
+    for p, v in zip(pos.tolist(), values.tolist(), strict=True):
         start = max([t + 1 for t in terms if t < p], default=0)
         if p - start + 1 <= kernels.ULEB128_MAX_BYTES:
             assert v == scalar_uleb128(data, start)[0]
