@@ -245,8 +245,8 @@ class TerminatorIndex:
         total = int(count.sum())
         start = np.cumsum(count)
         start -= count  # index of each run's first rank
-        out = np.arange(0, step * total, step, dtype=np.intp)
-        out += np.repeat(first - step * start, count)
+        out = np.repeat(first - step * start, count)
+        out += _steps(step, total)
         if not self.cont.size or not total:
             return out, np.zeros(0, np.intp)
         # only the continuation bytes among the listed ranks matter; those before count once
@@ -310,6 +310,22 @@ class TerminatorIndex:
         nxt = self.rank(ends, ordered=True)  # that varint ends at select(rank(end))
         found = self.select(nxt[nxt < self.count], ordered=True)  # non-decreasing
         return found[np.r_[True, found[1:] != found[:-1]]] if found.size else found
+
+
+_STEPS: dict[int, np.ndarray] = {}
+_STEPS_CACHED = 1 << 18
+
+
+def _steps(step: int, n: int) -> np.ndarray:
+    """``step * arange(n)``, from a small cache for the usual block sizes (read-only)."""
+    if n > _STEPS_CACHED:
+        return np.arange(0, step * n, step, dtype=np.intp)
+    cached = _STEPS.get(step)
+    if cached is None or cached.size < n:
+        cached = np.arange(0, step * max(n, 1 << 16), step, dtype=np.intp)
+        cached.flags.writeable = False
+        _STEPS[step] = cached
+    return cached[:n]
 
 
 def _matching(pos: np.ndarray, wanted: np.ndarray) -> np.ndarray:
