@@ -670,29 +670,28 @@ def _chain(cand: np.ndarray, nxt: np.ndarray, n: int) -> np.ndarray:
 
     Candidates that no live candidate points to are pruned until nothing changes; what is
     left is exactly the chain (every survivor has a surviving predecessor, so it is reachable).
-    A long run of false candidates falls back to walking the pointers.
+    Membership is marked in a byte map of the window positions, and each round works on the
+    survivors only. A long run of false candidates falls back to walking the pointers.
     """
-    m = cand.size
-    target = np.searchsorted(cand, nxt)  # the candidate at nxt, else m
-    target[cand[np.minimum(target, m - 1)] != nxt] = m
-    alive = np.ones(m, bool)
-    count = m
+    mark = np.zeros(n + 2, bool)
+    index = np.arange(cand.size)
     for _ in range(8):
-        hit = np.zeros(m + 1, bool)
-        hit[target[alive]] = True
-        hit[0] = True
-        alive &= hit[:m]
-        now = int(np.count_nonzero(alive))
-        if now == count:
-            return np.flatnonzero(alive)
-        count = now
-    walk = []
-    tl = target.tolist()
-    i = 0
-    while i < m:
+        mark[nxt] = True
+        pointed = mark[cand]
+        mark[nxt] = False
+        pointed[0] = True
+        if pointed.all():
+            return index
+        keep = np.flatnonzero(pointed)  # integer gathers beat boolean masks here
+        index, cand, nxt = index[keep], cand[keep], nxt[keep]
+    target = np.searchsorted(cand, nxt).tolist()  # where each pointer would land
+    positions, pointers = cand.tolist(), nxt.tolist()
+    walk = [0]
+    while True:
+        i = target[walk[-1]]
+        if i >= len(positions) or positions[i] != pointers[walk[-1]]:
+            return index[walk]
         walk.append(i)
-        i = tl[i]
-    return np.array(walk, dtype=np.intp)
 
 
 def _last_per_group(keys: np.ndarray, order: np.ndarray) -> np.ndarray:
