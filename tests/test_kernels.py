@@ -170,10 +170,15 @@ def _varint_bytes():
     return st.lists(st.one_of(st.integers(0, 0x7F), st.integers(0x80, 0xFF)), max_size=300)
 
 
+INDEX_LAYOUTS = pytest.mark.parametrize(
+    "layout", [kernels.SparseTerminatorIndex, kernels.DenseTerminatorIndex])
+
+
+@INDEX_LAYOUTS
 @given(_varint_bytes(), st.data())
-def test_terminator_index_rank_and_select(data, draw):
+def test_terminator_index_rank_and_select(layout, data, draw):
     buf = np.array(data, np.uint8)
-    ti = kernels.TerminatorIndex(buf)
+    ti = layout(buf)
     terms = [i for i, b in enumerate(data) if b < 0x80]
     assert ti.count == len(terms)
     pos = sorted(draw.draw(st.lists(st.integers(0, len(data)), max_size=30)))
@@ -187,10 +192,11 @@ def test_terminator_index_rank_and_select(data, draw):
             assert got.tolist() == [terms[k] for k in ks]
 
 
+@INDEX_LAYOUTS
 @given(_varint_bytes(), st.integers(1, 3), st.data())
-def test_terminator_index_select_runs(data, step, draw):
+def test_terminator_index_select_runs(layout, data, step, draw):
     buf = np.array(data, np.uint8)
-    ti = kernels.TerminatorIndex(buf)
+    ti = layout(buf)
     firsts, counts, k = [], [], draw.draw(st.integers(0, 3))
     while k < ti.count:  # increasing, non-overlapping runs of ranks k, k + step, ...
         count = draw.draw(st.integers(0, (ti.count - 1 - k) // step + 1))
@@ -203,15 +209,17 @@ def test_terminator_index_select_runs(data, step, draw):
     assert pos.tolist() == [terms[r] for r in ranks]
     assert multi.tolist() == [j for j, p in enumerate(pos.tolist()) if p and data[p - 1] >= 0x80]
     values = ti.varints_at(pos, multi)
+    assert (ti.varints_ending_at(pos) == values).all()
     for p, v in zip(pos.tolist(), values.tolist(), strict=True):
         start = max([t + 1 for t in terms if t < p], default=0)
         if p - start + 1 <= kernels.ULEB128_MAX_BYTES:
             assert v == scalar_uleb128(data, start)[0]
 
 
+@INDEX_LAYOUTS
 @given(_varint_bytes(), st.integers(1, 12))
-def test_terminator_index_long_varint_ends(data, length):
-    ti = kernels.TerminatorIndex(np.array(data, np.uint8))
+def test_terminator_index_long_varint_ends(layout, data, length):
+    ti = layout(np.array(data, np.uint8))
     expected, run = [], 0
     for i, b in enumerate(data):
         if b >= 0x80:
@@ -230,3 +238,10 @@ def test_unique_inverse_matches_numpy(values):
     u, f, i = np.unique(keys, return_index=True, return_inverse=True)
     assert (uniq.tolist(), first.tolist(), inv.tolist()) == (u.tolist(), f.tolist(),
                                                              i.reshape(-1).tolist())
+
+
+def test_terminator_index_layout_follows_continuation_density():
+    one_byte = np.full(1000, 5, np.uint8)
+    two_byte = np.tile(np.array([0x85, 5], np.uint8), 500)
+    assert isinstance(kernels.TerminatorIndex.of(one_byte), kernels.SparseTerminatorIndex)
+    assert isinstance(kernels.TerminatorIndex.of(two_byte), kernels.DenseTerminatorIndex)

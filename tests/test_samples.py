@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tachyon_format.codec import kernels
 from tachyon_format.codec import samples as sample_codec
 from tachyon_format.codec.samples import SampleDecoder, decode_samples, stack_frames
 from tachyon_format.errors import FormatError
@@ -288,6 +289,15 @@ def test_small_sample_blocks_equal_one_block(region, block):
     assert got == expected
 
 
+@FEWER
+@given(stream(), st.sampled_from([0.0, 2.0]))
+def test_both_terminator_index_layouts_decode_alike(region, dense_above):
+    """0.0 forces the dense layout, 2.0 the sparse one, whatever the data."""
+    with mock.patch.object(kernels.TerminatorIndex, "DENSE_ABOVE", dense_above):
+        expected, got, _, _ = run_both(region)
+    assert got == expected
+
+
 @given(st.lists(st.integers(0, 9), max_size=40), st.integers(1, 20))
 def test_sample_blocks_partition_the_records(nsamp, block):
     counts = np.array(nsamp, np.int64)
@@ -423,13 +433,16 @@ def _frame_rows(data: bytes, num_strings: int, num_frames: int) -> list[list]:
 
 @pytest.mark.skipif(not FIXTURE_FILES, reason="shared CPython 3.15.2 fixtures not found")
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
-@pytest.mark.parametrize(("chunk", "block"), [(None, None), (997, None), (None, 7)])
-def test_real_files_match_cpython_reference(path, chunk, block):
+@pytest.mark.parametrize(("chunk", "block", "dense_above"),
+                         [(None, None, None), (997, None, None), (None, 7, 0.0)])
+def test_real_files_match_cpython_reference(path, chunk, block, dense_above):
     data = path.read_bytes()
     region, h = _region(data)
     frames = _frame_rows(data, h["num_strings"], h["num_frames"])
     cuts = None if chunk is None else list(range(chunk, len(region), chunk))
-    with mock.patch.object(sample_codec, "SAMPLE_BLOCK", block or sample_codec.SAMPLE_BLOCK):
+    layout = kernels.TerminatorIndex.DENSE_ABOVE if dense_above is None else dense_above
+    with (mock.patch.object(sample_codec, "SAMPLE_BLOCK", block or sample_codec.SAMPLE_BLOCK),
+          mock.patch.object(kernels.TerminatorIndex, "DENSE_ABOVE", layout)):
         expected, got, dec, _ = run_both(region, chunks=cuts, start=h["start"],
                                          thread_count=h["threads"], frame_count=h["num_frames"])
     assert got == expected

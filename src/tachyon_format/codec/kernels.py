@@ -201,14 +201,83 @@ def decode_uleb128_ending_at(
 class TerminatorIndex:
     """Vectorised rank and select over the terminator bytes (``< 0x80``) of a buffer.
 
-    Held as the sorted positions of the *continuation* bytes only: in a Tachyon sample region
-    almost every byte is a terminator, so this is a small fraction of the buffer, where an
-    index of every terminator would take 8 bytes per byte."""
+    Two layouts answer the same questions: :class:`SparseTerminatorIndex` keeps only the
+    continuation bytes (a Tachyon region recorded at a high rate is almost all one-byte
+    varints), :class:`DenseTerminatorIndex` keeps every terminator (when varints of two bytes
+    or more are common, searching among the continuation bytes costs more than 8 bytes of
+    index per terminator). :meth:`of` picks one."""
+
+    #: continuation bytes per byte above which the dense layout is used
+    DENSE_ABOVE = 1 / 16
+
+    buf: npt.NDArray[np.uint8]
+    size: int
+    count: int  # number of terminators
+
+    @staticmethod
+    def of(buf: npt.NDArray[np.uint8]) -> TerminatorIndex:
+        cont = np.flatnonzero(buf >= 0x80)
+        if cont.size > TerminatorIndex.DENSE_ABOVE * buf.size:
+            return DenseTerminatorIndex(buf)
+        return SparseTerminatorIndex(buf, cont)
+
+    def varints_at(self, pos: npt.NDArray[np.intp], multi: npt.NDArray[np.intp]):
+        """Values of the ULEB128s ending at the terminators *pos*, given which of them
+        (indices *multi*) follow a continuation byte, as :meth:`select_runs` reports."""
+        values = np.take(self.buf, pos).astype(np.uint64)
+        if multi.size:
+            values[multi] = decode_uleb128_ending_at(self.buf, pos[multi])
+        return values
+
+
+class DenseTerminatorIndex(TerminatorIndex):
+    """:class:`TerminatorIndex` holding the position of every terminator."""
 
     def __init__(self, buf: npt.NDArray[np.uint8]) -> None:
         self.buf = buf
         self.size = buf.size
-        self.cont = np.flatnonzero(buf >= 0x80)
+        self.ends = np.flatnonzero(buf < 0x80)
+        self.count = self.ends.size
+
+    def rank(self, pos: npt.NDArray[np.integer], *, ordered: bool = False) -> npt.NDArray[np.intp]:
+        """Number of terminators before each position (0 <= pos <= size)."""
+        return np.searchsorted(self.ends, pos, side="left")
+
+    def select(self, k: npt.NDArray[np.integer], *, ordered: bool = False) -> npt.NDArray[np.intp]:
+        """Position of the ``k``-th terminator (0-based; ``0 <= k < count``)."""
+        return self.ends[k]
+
+    def select_runs(
+        self, first: npt.NDArray[np.integer], count: npt.NDArray[np.integer], step: int = 1
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """See :meth:`SparseTerminatorIndex.select_runs`."""
+        pos = self.ends[decode_ragged_ranges(first, count, step)]
+        # at position 0 the clipped index reads the terminator itself: one byte
+        multi = np.flatnonzero(np.take(self.buf, pos - 1, mode="clip") >= 0x80)
+        return pos, multi
+
+    def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
+        """See :meth:`SparseTerminatorIndex.varints_ending_at`."""
+        return decode_uleb128_ending_at(self.buf, pos)
+
+    def long_varint_ends(self, length: int = ULEB128_MAX_BYTES) -> npt.NDArray[np.intp]:
+        """See :meth:`SparseTerminatorIndex.long_varint_ends`."""
+        if not self.ends.size:
+            return self.ends
+        run = np.empty(self.ends.size, np.intp)  # continuation bytes before each terminator
+        run[0] = self.ends[0]
+        np.subtract(self.ends[1:], self.ends[:-1], out=run[1:])
+        run[1:] -= 1
+        return self.ends[run >= length]
+
+
+class SparseTerminatorIndex(TerminatorIndex):
+    """:class:`TerminatorIndex` holding the sorted positions of the continuation bytes only."""
+
+    def __init__(self, buf: npt.NDArray[np.uint8], cont: npt.NDArray[np.intp] | None = None):
+        self.buf = buf
+        self.size = buf.size
+        self.cont = np.flatnonzero(buf >= 0x80) if cont is None else cont
         self.count = self.size - self.cont.size  # number of terminators
         # terminators before each continuation byte: non-decreasing, the key of select()
         self._before_cont = self.cont - np.arange(self.cont.size)
@@ -277,14 +346,6 @@ class TerminatorIndex:
         at = np.where(inside, start[rr] + i, 0)
         exact = inside & (offset % step == 0) & (offset // step < count[rr])
         return at, exact
-
-    def varints_at(self, pos: npt.NDArray[np.intp], multi: npt.NDArray[np.intp]):
-        """Values of the ULEB128s ending at the terminators *pos*, given which of them
-        (indices *multi*) follow a continuation byte, as :meth:`select_runs` reports."""
-        values = np.take(self.buf, pos).astype(np.uint64)
-        if multi.size:
-            values[multi] = decode_uleb128_ending_at(self.buf, pos[multi])
-        return values
 
     def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
         """Values of the ULEB128s whose terminators are at the increasing positions *pos*,

@@ -239,7 +239,7 @@ class SampleDecoder:
         cand = self._candidates(w)
         if not cand.size or cand[0] != 0:
             return None, start, "scalar"
-        ti = kernels.TerminatorIndex(w)
+        ti = kernels.TerminatorIndex.of(w)
         nt = ti.count
         # the encoding byte (0..3) is a terminator: the body's first varint has the next rank
         t0 = ti.rank(cand + PREFIX_SIZE, ordered=True)
@@ -450,16 +450,16 @@ class SampleDecoder:
         np.cumsum(delta, out=out)
 
     def _count(self, r: _Records) -> None:
-        enc = r.encoding
+        per_encoding = np.bincount(r.encoding, minlength=4).tolist()
+        samples = int(r.status.size)
+        changes = int(r.encoding.size) - per_encoding[REPEAT]  # one sample each
         c = self._counts
-        rep = enc == REPEAT
-        c["repeat_records"] += int(rep.sum())
-        rs = int(r.nsamp[rep].sum())
-        c["repeat_samples"] += rs
-        c["full_records"] += int((enc == FULL).sum())
-        c["suffix_records"] += int((enc == SUFFIX).sum())
-        c["pop_push_records"] += int((enc == POP_PUSH).sum())
-        self.total_samples += int(r.nsamp.sum())
+        c["repeat_records"] += per_encoding[REPEAT]
+        c["repeat_samples"] += samples - changes
+        c["full_records"] += per_encoding[FULL]
+        c["suffix_records"] += per_encoding[SUFFIX]
+        c["pop_push_records"] += per_encoding[POP_PUSH]
+        self.total_samples += samples
 
     def _thread_rows(self, r: _Records):
         """Vectorised: thread row of each record, registering new threads in order."""
