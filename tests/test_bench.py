@@ -72,7 +72,8 @@ def test_number_helpers():
 
 def test_select_inputs():
     assert bench.select_inputs(None, quick=True) == list(bench.QUICK_INPUTS)
-    assert "mixed-20m" in bench.select_inputs(None, quick=False)
+    default = bench.select_inputs(None, quick=False)
+    assert "mixed-20m" in default and not set(bench.SHORT_REAL) & set(default)
     assert bench.select_inputs("real-*,mixed-1m", quick=False) == [*bench.REAL, "mixed-1m"]
     with pytest.raises(SystemExit):
         bench.select_inputs("nope", quick=False)
