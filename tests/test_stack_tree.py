@@ -171,6 +171,23 @@ def test_parents_come_before_children():
     assert (tree.parent < np.arange(tree.parent.size)).all()
 
 
+def test_halves_give_the_same_tree():
+    """The fallback for batches too big for packed sort keys: two batches in turn."""
+    records = [Record(t % 4, True, 0 if t < 4 else t % 3, [t % 5, t % 2]) for t in range(33)]
+    model = Model()
+    expected = [model.add(r) for r in records]
+    tree = StackTree()
+    for _ in range(4):
+        tree.add_thread()
+    change = np.ones(len(records), bool)
+    npush = np.full(len(records), 2, np.int64)
+    frames = np.array([f for r in records for f in r.frames], np.int64)
+    thr = np.array([r.thread for r in records], np.int32)
+    keep = np.array([r.keep for r in records], np.int64)
+    assert tree._add_halves(change, npush, frames, thr, keep).tolist() == expected
+    assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
+
+
 def test_no_records_or_only_repeats():
     tree = StackTree()
     tree.add_thread()
@@ -181,42 +198,42 @@ def test_no_records_or_only_repeats():
 
 
 # ---------------------------------------------------------------------- collisions
-def _weak_terms(frames, level, seed):
+def _weak_terms(tree, frame, level):
     """Terms that collide all the time: paths with equal frame sums share a hash."""
-    return np.asarray(frames, np.int64).astype(np.uint64) % np.uint64(3)
+    return np.asarray(frame, np.int64).astype(np.uint64) % np.uint64(3)
 
 
-def _small_terms(frames, level, seed):
+def _small_terms(tree, frame, level):
     """Distinct-ish terms with all high bits 0: the fast grouping lumps paths together."""
-    return (np.asarray(frames, np.uint64) * np.uint64(1000003)
+    return (np.asarray(frame, np.uint64) * np.uint64(1000003)
             + np.asarray(level, np.uint64) * np.uint64(7919)) & np.uint64(0xFFFFFF)
 
 
 @SETTINGS
 @given(streams_and_cuts(alphabet=3))
 def test_collisions_fall_back_exactly(case):
-    with mock.patch.object(kernels, "path_hash_terms", _weak_terms):
+    with mock.patch.object(StackTree, "_terms", _weak_terms):
         check(*case)
 
 
 @SETTINGS
 @given(streams_and_cuts(alphabet=3))
 def test_high_bit_ties_are_regrouped_exactly(case):
-    with mock.patch.object(kernels, "path_hash_terms", _small_terms):
+    with mock.patch.object(StackTree, "_terms", _small_terms):
         check(*case)
 
 
 def test_a_fresh_seed_retries_a_collision():
     """Weak terms under the first seed only: the batch is redone under the next seed,
     and later batches stay on the hashed path."""
-    real = kernels.path_hash_terms
+    real = StackTree._terms
     seeds = iter(range(1, 100))
 
-    def weak_under_seed_1(frames, level, seed):
-        return _weak_terms(frames, level, seed) if seed == 1 else real(frames, level, seed)
+    def weak_under_seed_1(tree, frame, level):
+        return _weak_terms(tree, frame, level) if tree._seed == 1 else real(tree, frame, level)
 
     records = [Record(t % 2, True, 0, [t % 3, (t // 3) % 3, 1]) for t in range(40)]
-    with mock.patch.object(kernels, "path_hash_terms", weak_under_seed_1), \
+    with mock.patch.object(StackTree, "_terms", weak_under_seed_1), \
             mock.patch.object(stack_tree, "_new_seed", lambda: next(seeds)):
         tree = check(records, [10, 25])
     assert tree._seed == 2 and not tree._stale
@@ -270,26 +287,22 @@ def test_chain_sums(ptr, values):
         assert got[i] == total & U64
 
 
-@given(st.lists(st.integers(0, 50)), st.lists(st.integers(0, 50)))
-def test_merge_sorted(a, b):
-    a, b = sorted(a), sorted(b)
-    keys, vals = kernels.merge_sorted(np.array(a, np.uint64), np.arange(len(a)),
-                                      np.array(b, np.uint64), np.arange(len(a), len(a) + len(b)))
-    assert keys.tolist() == sorted(a + b)
-    assert sorted(vals.tolist()) == list(range(len(a) + len(b)))
-    assert (np.array(a + b)[vals] == keys).all()
+@given(st.integers(0, 300), st.integers(0, 300), st.integers(0, U64))
+def test_hash_table_is_one_to_one_and_extends(count, first, seed):
+    table = kernels.hash_table(count, seed, first=first)
+    assert np.unique(table).size == count
+    whole = kernels.hash_table(first + count, seed)
+    assert (whole[first:] == table).all()
 
 
-@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(0, MAX_DEPTH)), max_size=40),
-       st.integers(0, U64))
-def test_path_hash_terms_are_a_function_of_the_pair(pairs, seed):
-    frames = np.array([f for f, _ in pairs], np.int64)
-    level = np.array([lv for _, lv in pairs], np.int64)
-    got = kernels.path_hash_terms(frames, level, seed).tolist()
-    seen: dict[tuple[int, int], int] = {}
-    for pair, h in zip(pairs, got, strict=True):
-        assert seen.setdefault(pair, h) == h
-    assert len(set(got)) == len(seen)  # one-to-one: no two pairs share a term
+def test_terms_tell_frames_apart_at_each_level():
+    tree = StackTree()
+    tree._cover_frames(999)
+    frame = np.repeat(np.arange(1000), 3)
+    level = np.tile(np.array([1, 2, MAX_DEPTH]), 1000)
+    terms = tree._terms(frame, level)
+    for lv in (1, 2, MAX_DEPTH):
+        assert np.unique(terms[level == lv]).size == 1000
 
 
 @pytest.mark.parametrize("seed", [0, 1, U64])
@@ -297,12 +310,12 @@ def test_rehash_reproduces_the_stored_hashes(seed):
     records = [Record(t % 3, True, t % 2, [t % 4, 5, t % 7]) for t in range(3, 40)]
     records = [Record(r.thread, True, 0, r.frames) for r in records[:3]] + records[3:]
     tree = check(records, [])
-    stored = sorted(k for keys, _ in tree._store.runs for k in keys.tolist())
-    hashes = tree._cur_hash[: tree.threads].tolist()
+    stored = sorted(k for run in tree._store.runs for k in run.tolist())
+    hashes = tree._node_hash[: tree.frame.size].tolist()
     tree._rehash()
-    assert sorted(k for keys, _ in tree._store.runs for k in keys.tolist()) == stored
-    assert tree._cur_hash[: tree.threads].tolist() == hashes
-    tree._seed = seed
+    assert sorted(k for run in tree._store.runs for k in run.tolist()) == stored
+    assert tree._node_hash[: tree.frame.size].tolist() == hashes
+    tree._set_seed(seed)
     tree._rehash()
     more = [Record(t % 3, True, 1, [t % 5]) for t in range(10)]
     model = Model()
@@ -310,3 +323,19 @@ def test_rehash_reproduces_the_stored_hashes(seed):
         model.add(r)
     assert feed(tree, more) == [model.add(r) for r in more]
     assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), unique=True, max_size=30),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), max_size=30),
+       st.integers(1, 4))
+def test_store_confirms_shared_high_bits(stored, asked, pieces):
+    """Hashes sharing their high 32 bits (the store's keys) are told apart by the nodes'
+    full hashes, across runs."""
+    node_hash = np.array([(hi << 32) | lo for hi, lo in stored], np.uint64)
+    store = stack_tree._HashStore()
+    for part in np.array_split(np.arange(node_hash.size), pieces):
+        store.add(node_hash[part], part)
+    query = np.sort(np.array([(hi << 32) | lo for hi, lo in asked], np.uint64))
+    got = store.lookup(query, node_hash).tolist()
+    where = {h: i for i, h in enumerate(node_hash.tolist())}
+    assert got == [where.get(h, -1) for h in query.tolist()]

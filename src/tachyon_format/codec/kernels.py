@@ -247,18 +247,10 @@ def unique_inverse(
     return s[head], order[head], inverse
 
 
-def path_hash_terms(
-    frames: npt.NDArray[np.integer], level: npt.NDArray[np.integer], seed: int
-) -> npt.NDArray[np.uint64]:
-    """Vectorised: a well-mixed 64-bit term per (frame, level < 512) pair under a 64-bit
-    *seed* (splitmix64's finaliser of the seeded pair; one-to-one for frames below 2**55).
-
-    A path's hash is the sum of its frames' terms mod 2**64: the level in each term keeps
-    the sum from being the same for reordered frames. (In place on two buffers: at these
-    sizes fresh temporaries cost more in page faults than in arithmetic.)"""
-    x = frames.astype(np.uint64)
-    x <<= np.uint64(9)
-    x |= level.view(np.uint64) if level.dtype == np.int64 else level.astype(np.uint64)
+def hash_table(count: int, seed: int, first: int = 0) -> npt.NDArray[np.uint64]:
+    """Vectorised: a random-looking 64-bit value for each of ``first .. first + count - 1``
+    under a 64-bit *seed* (splitmix64's finaliser of index + seed: one-to-one)."""
+    x = np.arange(first, first + count, dtype=np.uint64)
     x += np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     tmp = np.empty_like(x)
     for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
@@ -284,41 +276,6 @@ def decode_chain_sums(
     return values
 
 
-def merge_sorted(
-    keys1: np.ndarray, vals1: np.ndarray, keys2: np.ndarray, vals2: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised: merge two sorted key runs with their values (equal keys: run 1 first),
-    by the positions of run 2 in the output (no sort, no index array of the full size)."""
-    n = keys1.size + keys2.size
-    pos = np.searchsorted(keys1, keys2, side="right")
-    pos += np.arange(keys2.size)
-    from_1 = np.ones(n, bool)
-    from_1[pos] = False
-    keys = np.empty(n, keys1.dtype)
-    vals = np.empty(n, vals1.dtype)
-    keys[pos] = keys2
-    vals[pos] = vals2
-    keys[from_1] = keys1
-    vals[from_1] = vals1
-    return keys, vals
-
-
-def sort_packed(high: npt.NDArray[np.integer], high_bits: int) -> tuple[np.ndarray, int]:
-    """Vectorised: ``(keys, low_bits)``, the sorted uint64 keys ``high << low_bits | index``
-    for each element of *high* (unsigned, below ``2**high_bits``) and its index: one SIMD
-    sort instead of a stable argsort. ``low_bits`` is 0 (and *keys* None) when the pair
-    does not fit in 64 bits."""
-    n = high.size
-    low_bits = max(1, (n - 1).bit_length())
-    if high_bits + low_bits > 64:
-        return None, 0
-    keys = high.astype(np.uint64)
-    keys <<= np.uint64(low_bits)
-    keys |= np.arange(n, dtype=np.uint64)
-    keys.sort()
-    return keys, low_bits
-
-
 def group_by_hash(
     h: npt.NDArray[np.uint64], exact: bool = False
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
@@ -327,8 +284,8 @@ def group_by_hash(
 
     A group is a run of equal values if *exact*, by a stable argsort. Otherwise, by one SIMD
     sort of plain uint64 keys (the value's high bits with the index in the low bits), a run
-    of equal high bits: equal values always share a group, different values do too with a
-    chance of about ``(len(h) / 2**32)**2 / 2`` (the caller must check)."""
+    of equal high bits: equal values always share a group, and among ``n`` random values
+    some different ones do too with a chance of about ``n**3 / 2**65`` (the caller checks)."""
     n = h.size
     head = np.empty(n, bool)
     head[:1] = True
@@ -347,27 +304,3 @@ def group_by_hash(
     del high
     keys &= low
     return keys.view(np.intp), head  # (indices below 2**63: the same bits)
-
-
-def decode_previous_smaller(values: npt.NDArray[np.integer], group: npt.NDArray[np.integer]
-                            ) -> npt.NDArray[np.intp]:
-    """Vectorised (binary lifting over a sparse table of minima, ``log2(n)`` rounds): for
-    each ``i`` the largest ``j < i`` with ``group[j] == group[i]`` and
-    ``values[j] < values[i]``, -1 if none. Values must be >= 0; equal groups contiguous."""
-    n = values.size
-    rounds = max(1, (n - 1).bit_length())
-    pad = 1 << rounds  # minima before the start are -1, so no search runs past it
-    v = np.full(pad + n, -1, np.int64)
-    v[pad:] = values
-    minima = [v]  # minima[k][j] == min(v[j : j + 2**k])
-    for k in range(1, rounds):
-        m, half = minima[-1], 1 << (k - 1)
-        minima.append(np.minimum(m[:-half], m[half:]))
-    x = v[pad:]
-    pos = np.arange(pad, pad + n)  # v[pos : pad + i] are all >= x[i]
-    for k in range(rounds - 1, -1, -1):
-        cand = pos - (1 << k)
-        pos = np.where(minima[k][cand] >= x, cand, pos)
-    pos -= pad + 1
-    at = np.maximum(pos, 0)
-    return np.where((pos >= 0) & (group[at] == group), pos, -1)

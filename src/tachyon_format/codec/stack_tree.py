@@ -10,8 +10,9 @@ A batch is built without a loop per stack level:
 2. *Bases*: a record's base is the latest push of its thread at level ``keep`` in this batch
    (one sort of the events by thread, level and index), else it is on the stack carried
    from earlier batches (found by walking up from the thread's current node).
-3. *Path hashes*: ``H(event) = H(parent) + term(frame, level)`` mod 2**64 with seeded random
-   terms; within a record one cumsum, across records pointer jumping over the bases.
+3. *Path hashes*: ``H(event) = H(parent) + term(frame, level)`` mod 2**64, the term a product
+   of seeded random values per frame and per level (odd) from two tables; within a record
+   one cumsum, across records pointer jumping over the bases.
 4. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
    hashes; new nodes numbered by first event, so ids never depend on hash values (nor on
    how records are cut into batches) and every parent id is below its children's.
@@ -46,30 +47,81 @@ def _new_seed() -> int:
 
 
 class _HashStore:
-    """Path hash -> node id: sorted uint64 runs merged geometrically (sorted-array LSM)."""
+    """Path hash -> node id, as sorted runs of uint64 keys (a hash's high 32 bits, the id in
+    the low 32) merged geometrically (a sorted-array LSM; merging two runs is one timsort).
+    A key proposes a node; the node's full hash confirms it. A filter of 8 to 16 bits per
+    node, by the hash's high bits, answers most absent hashes without a search."""
+
+    HIGH = np.uint64(0xFFFFFFFF00000000)
 
     def __init__(self) -> None:
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.runs: list[np.ndarray] = []
+        self.size = 0
+        self._filter_bits = 13  # log2 of its size in bits
+        self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
 
-    def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """Vectorised: node ids of sorted *keys*, -1 where absent."""
-        out = np.full(keys.size, -1, dtype=np.int32)
-        for run_keys, run_ids in self.runs:
-            pos = np.searchsorted(run_keys, keys)
-            np.minimum(pos, run_keys.size - 1, out=pos)
-            hit = np.flatnonzero(run_keys[pos] == keys)
-            out[hit] = run_ids[pos[hit]]
+    def lookup(self, hashes: np.ndarray, node_hash: np.ndarray) -> np.ndarray:
+        """Vectorised: node ids of sorted *hashes* (-1 where absent), given every node's
+        full hash."""
+        out = np.full(hashes.size, -1, dtype=np.int32)
+        if not self.size:
+            return out
+        slot = self._slots(hashes)
+        maybe = self._filter[slot >> 3] >> (slot & 7).astype(np.uint8)
+        maybe = np.flatnonzero(maybe & 1)
+        high = hashes[maybe] & self.HIGH
+        for run in self.runs:
+            pos = np.searchsorted(run, high)
+            todo = np.arange(maybe.size)
+            while todo.size:  # (more than one round only where high bits are shared)
+                p = pos[todo]
+                inside = p < run.size
+                todo, p = todo[inside], p[inside]
+                key = run[p]
+                same_high = (key & self.HIGH) == high[todo]
+                todo, p, key = todo[same_high], p[same_high], key[same_high]
+                node = (key & ~self.HIGH).astype(np.intp)
+                hit = node_hash[node] == hashes[maybe[todo]]
+                out[maybe[todo[hit]]] = node[hit]
+                todo = todo[~hit]
+                pos[todo] = p[~hit] + 1
         return out
 
-    def add(self, keys: np.ndarray, ids: np.ndarray) -> None:
-        """Add sorted new *keys* with their *ids*, merging runs of similar size."""
-        if not keys.size:
+    def add(self, hashes: np.ndarray, ids: np.ndarray) -> None:
+        """Add nodes *ids* (below 2**32) with their *hashes*, merging runs of similar size."""
+        if not hashes.size:
             return
-        self.runs.append((keys, ids))
-        while len(self.runs) > 1 and self.runs[-2][0].size <= 2 * self.runs[-1][0].size:
-            k2, i2 = self.runs.pop()
-            k1, i1 = self.runs.pop()
-            self.runs.append(kernels.merge_sorted(k1, i1, k2, i2))
+        run = hashes & self.HIGH
+        run |= ids.astype(np.uint64)
+        run.sort(kind="stable")
+        self.runs.append(run)
+        self.size += run.size
+        while len(self.runs) > 1 and self.runs[-2].size <= 2 * self.runs[-1].size:
+            merged = np.concatenate(self.runs[-2:])
+            merged.sort(kind="stable")  # timsort: one merge of two sorted runs
+            self.runs[-2:] = [merged]
+        if 8 * self.size > 1 << self._filter_bits and self._filter_bits < 32:
+            self._filter_bits = (16 * self.size - 1).bit_length()
+            self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
+            for r in self.runs:
+                self._set_bits(r)
+        else:
+            self._set_bits(run)
+
+    def _set_bits(self, run: np.ndarray) -> None:
+        """Vectorised: set the filter bits of a sorted run (its bytes in increasing order,
+        so one OR per byte by ``reduceat``)."""
+        slot = (run >> np.uint64(64 - self._filter_bits)).astype(np.uint32)
+        bit = np.left_shift(np.uint8(1), (slot & np.uint32(7)).astype(np.uint8))
+        slot >>= np.uint32(3)  # the byte
+        starts = np.flatnonzero(slot[1:] != slot[:-1])
+        starts += 1
+        starts = np.r_[0, starts]
+        self._filter[slot[starts]] |= np.bitwise_or.reduceat(bit, starts)
+
+    def _slots(self, keys: np.ndarray) -> np.ndarray:
+        """The filter slot of each hash (or key: the same high bits)."""
+        return (keys >> np.uint64(64 - self._filter_bits)).astype(np.intp)
 
 
 @dataclass
@@ -79,6 +131,7 @@ class _Events:
     npush: np.ndarray  # per record: its number of events
     start: np.ndarray  # per record: index of its first (outermost) event
     end: np.ndarray  # per record: one past its last (innermost) event
+    first_level: np.ndarray  # per record: level of its first event, minus that event's index
     record: np.ndarray  # per event: its record
     frame: np.ndarray  # per event: frame index (int32, as the nodes')
     level: np.ndarray  # per event: stack level, 1 = outermost frame of a stack
@@ -93,9 +146,10 @@ class _Events:
         flat = (start + end - 1)[record]
         flat -= iota
         frame = frames[flat].astype(np.int32)
-        level = (keep + 1 - start)[record]  # + event index: the event's level
+        first_level = keep + 1 - start
+        level = first_level[record]
         level += iota
-        return cls(npush, start, end, record, frame, level)
+        return cls(npush, start, end, first_level, record, frame, level)
 
     def latest_push(self, thr, rec: np.ndarray, level: np.ndarray, threads: int) -> np.ndarray:
         """Vectorised (one SIMD sort of the events by thread, level and index): for each
@@ -103,37 +157,24 @@ class _Events:
         if none."""
         nf = self.frame.size
         bits = max(1, (nf - 1).bit_length())
-        high = (max(threads, 1) << _LEVEL_BITS).bit_length()
-        if high + bits > 64:  # (never, for the batches of a real file)
-            return self._latest_push_lexsort(thr, rec, level)
-        dtype = np.uint32 if high + bits <= 32 else np.uint64
+        dtype = np.uint32 if _key_bits(threads, nf) <= 32 else np.uint64
         thread_level = thr.astype(np.int64) << _LEVEL_BITS
-        # per event (thread << 9 | level) << bits | event
-        keys = (thread_level[self.record] + self.level).astype(dtype)
-        keys <<= dtype(bits)
-        keys |= np.arange(nf, dtype=dtype)
+        # (thread << 9 | level) << bits | event, as per-record constants (mod 2**64, they
+        # may be negative) plus event * (2**bits + 1)
+        per_record = (thread_level + self.first_level) << bits
+        keys = per_record.view(np.uint64).astype(dtype)[self.record]
+        scaled = np.arange(nf, dtype=dtype)
+        scaled *= dtype((1 << bits) + 1)
+        keys += scaled
+        del scaled
         keys.sort()
         group = thread_level[rec] + level
         query = ((group << bits) + self.start[rec]).astype(dtype)
-        by_query = np.argsort(query)  # (sorted needles search about 3 times faster)
-        j = np.empty(query.size, np.int64)
-        j[by_query] = np.searchsorted(keys, query[by_query])
+        j = _search_sorted_needles(keys, query)
         j -= 1
         found = keys[np.maximum(j, 0)].astype(np.int64)
         ok = (j >= 0) & (found >> bits == group)
         return np.where(ok, found & ((1 << bits) - 1), -1)
-
-    def _latest_push_lexsort(self, thr, rec, level) -> np.ndarray:
-        """:meth:`latest_push` by a lexsort (keys too wide for 64 bits)."""
-        thread = thr[self.record]
-        order = np.lexsort((np.arange(self.frame.size), self.level, thread))
-        out = np.full(rec.size, -1, np.int64)
-        for i, (r, lv) in enumerate(zip(rec.tolist(), level.tolist(), strict=True)):
-            t = thr[r]
-            mine = order[(thread[order] == t) & (self.level[order] == lv)
-                         & (order < self.start[r])]
-            out[i] = mine[-1] if mine.size else -1
-        return out
 
 
 @dataclass
@@ -150,14 +191,15 @@ class StackTree:
 
     def __init__(self) -> None:
         self.threads = 0
-        # per thread: the node of its current stack (-1: empty), its depth and path hash
+        # per thread: the node of its current stack (-1: empty) and its depth
         self._cur_node = np.zeros(0, np.int32)
         self._cur_depth = np.zeros(0, np.int64)
-        self._cur_hash = np.zeros(0, np.uint64)
         self._node_frame = np.zeros(1024, np.int32)
         self._node_parent = np.zeros(1024, np.int32)
+        self._node_hash = np.zeros(1024, np.uint64)  # path hash of each node
         self._num_nodes = 0
-        self._seed = _new_seed()
+        self._frame_terms = np.zeros(0, np.uint64)
+        self._set_seed(_new_seed())
         self._store = _HashStore()
         self._stale = False  # nodes were added without hashes: rehash before the next batch
 
@@ -178,10 +220,8 @@ class StackTree:
             cap = max(16, 2 * row)
             self._cur_node = _grown(self._cur_node, cap, row)
             self._cur_depth = _grown(self._cur_depth, cap, row)
-            self._cur_hash = _grown(self._cur_hash, cap, row)
         self._cur_node[row] = -1
         self._cur_depth[row] = 0
-        self._cur_hash[row] = 0
         self.threads += 1
         return row
 
@@ -197,19 +237,23 @@ class StackTree:
         rec_stack = np.full(n, -1, np.int32)
         if not change.any():
             return rec_stack
+        if _key_bits(self.threads, frames.size) > 64 and n > 1:
+            return self._add_halves(change, npush, frames, thr, keep)
         if self._stale:
             self._rehash()
+        if frames.size:
+            self._cover_frames(int(frames.max()))
         ev = _Events.build(npush, frames, keep)
         base = self._bases(ev, change, thr, keep)
         for reseed, exact in _HASHED_ATTEMPTS:
             if reseed:
-                self._seed = _new_seed()
+                self._set_seed(_new_seed())
                 self._rehash()
-            node, event_hash, base_hash = self._hashed_nodes(ev, base, thr, keep, exact)
+            node = self._hashed_nodes(ev, base, exact)
             if node is not None:
                 break
         else:
-            node, event_hash, base_hash = self._exact_nodes(ev, base), None, None
+            node = self._exact_nodes(ev, base)
             self._stale = True
         has = np.flatnonzero(npush)
         rec_stack[has] = node[ev.end[has] - 1]
@@ -218,8 +262,16 @@ class StackTree:
         be = base.event[bare]
         rec_stack[bare] = np.where(be >= 0, node[np.maximum(be, 0)] if node.size else -1,
                                    base.node[bare])
-        self._carry(change, npush, thr, keep, rec_stack, ev, event_hash, base_hash)
+        self._carry(change, npush, thr, keep, rec_stack)
         return rec_stack
+
+    def _add_halves(self, change, npush, frames, thr, keep) -> np.ndarray:
+        """Two batches in turn (so that the packed sort keys of each fit in 64 bits)."""
+        h = change.size // 2
+        f = int(npush[:h].sum())
+        return np.concatenate([
+            self.add_records(change[:h], npush[:h], frames[:f], thr[:h], keep[:h]),
+            self.add_records(change[h:], npush[h:], frames[f:], thr[h:], keep[h:])])
 
     # ------------------------------------------------------------------ bases
     def _bases(self, ev: _Events, change, thr, keep) -> _Bases:
@@ -233,67 +285,62 @@ class StackTree:
             event[rec] = ev.latest_push(thr, rec, keep[rec], self.threads)
         node = np.full(n, -1, np.int32)
         carried = rec[event[rec] < 0]
-        node[carried] = self._ancestors(thr[carried], keep[carried])[0]
+        node[carried] = self._ancestors(thr[carried], keep[carried])
         return _Bases(event, node, carried)
 
-    def _ancestors(self, thread: np.ndarray, level: np.ndarray):
-        """Vectorised over queries, sequential over levels: (node, path hash) at *level* of
-        each *thread*'s current stack, walking up from its current node."""
+    def _ancestors(self, thread: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """Vectorised over queries, sequential over levels: the node at *level* of each
+        *thread*'s current stack, walking up from its current node."""
         if level.size and (level > self._cur_depth[thread]).any():
             raise ValueError("a record keeps more levels than its thread's stack has")
         node = self._cur_node[thread]
-        path_hash = self._cur_hash[thread]
         depth = self._cur_depth[thread]
         up = np.flatnonzero(depth > level)
         while up.size:
-            at = node[up]
-            path_hash[up] -= kernels.path_hash_terms(self._node_frame[at], depth[up],
-                                                     self._seed)
-            node[up] = self._node_parent[at]
+            node[up] = self._node_parent[node[up]]
             depth[up] -= 1
             up = up[depth[up] > level[up]]
-        return node, path_hash
+        return node
 
     # ------------------------------------------------------------------ nodes by hash
-    def _hashed_nodes(self, ev: _Events, base: _Bases, thr, keep, exact: bool):
-        """Vectorised: (node and path hash of every event, path hash of every record's base)
-        by path hashes, proven exactly; Nones if the proof fails (the tree is then
-        unchanged). Events are grouped by the high bits of their hashes, or by the full
-        hashes if *exact*."""
+    def _hashed_nodes(self, ev: _Events, base: _Bases, exact: bool):
+        """Vectorised: the node of every event by path hashes, proven exactly; None if the
+        proof fails (the tree is then unchanged). Events are grouped by the high bits of
+        their hashes, or by the full hashes if *exact*."""
         nf = ev.frame.size
         base_hash = np.zeros(ev.start.size, np.uint64)
         c = base.carried
-        base_hash[c] = self._ancestors(thr[c], keep[c])[1]
+        base_hash[c] = np.where(base.node[c] >= 0, self._node_hash[base.node[c]], 0)
         event_hash = self._event_hashes(ev, base, base_hash)
         order, head = kernels.group_by_hash(event_hash, exact)
         heads = np.flatnonzero(head)
         first = order[heads]  # the first event of each group; groups by increasing hash
         group_hash = event_hash[first]
-        ids = self._store.lookup(group_hash)
+        ids = self._store.lookup(group_hash, self._node_hash)
         new = np.flatnonzero(ids < 0)
-        new_first, new_canonical = _by_first_event(first, new, nf)
-        ids[new_canonical] = np.arange(self._num_nodes, self._num_nodes + new.size,
-                                       dtype=np.int32)
         group = np.cumsum(head, dtype=np.int32)
         group -= 1
-        node_sorted = ids[group]
+        group_of = np.empty(nf, np.int32)  # the group of each event
+        group_of[order] = group
         del group
-        node = np.empty(nf, np.int32)
-        node[order] = node_sorted
-        del node_sorted
+        new_first = _sorted_distinct(first[new], nf)  # new nodes in canonical order
+        ids[group_of[new_first]] = np.arange(self._num_nodes, self._num_nodes + new.size,
+                                             dtype=np.int32)
+        node = ids[group_of]
+        del group_of
         parent = self._event_parents(ev, base, node)
-        self._write_nodes(ev.frame[new_first], parent[new_first])  # not counted yet
-        if not self._proven(ev.frame, parent, node):
-            return None, None, None
+        self._write_nodes(ev.frame[new_first], parent[new_first], event_hash[new_first])
+        if not self._proven(ev.frame, parent, node):  # (new nodes are not counted yet)
+            return None
         self._num_nodes += new.size
         self._store.add(group_hash[new], ids[new])
-        return node, event_hash, base_hash
+        return node
 
     def _event_hashes(self, ev: _Events, base: _Bases, base_hash: np.ndarray) -> np.ndarray:
         """Vectorised: path hash of every event (within a record a cumsum of terms; each
         record's base hash by pointer jumping along base records). *base_hash* holds those
         of carried bases on entry, of all bases on return."""
-        h = kernels.path_hash_terms(ev.frame, ev.level, self._seed)
+        h = self._terms(ev.frame, ev.level)
         np.cumsum(h, out=h)
         before = np.zeros(ev.start.size, np.uint64)  # the cumsum before each record
         inner = np.flatnonzero(ev.start)
@@ -369,24 +416,47 @@ class StackTree:
         frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
         parent = (keys >> np.uint64(32)).astype(np.int64) - 1
         parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self._write_nodes(frame[order], parent[order])
+        self._write_nodes(frame[order], parent[order], 0)  # (hashes: at the next rehash)
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
+    # ------------------------------------------------------------------ hashes
+    def _set_seed(self, seed: int) -> None:
+        """New random terms: per level (odd, so a term tells frames apart) and per frame."""
+        self._seed = seed
+        self._level_terms = kernels.hash_table(MAX_DEPTH + 1, seed ^ 0x5EED) | np.uint64(1)
+        self._frame_terms = kernels.hash_table(self._frame_terms.size, seed)
+
+    def _cover_frames(self, top: int) -> None:
+        """Extend the per-frame terms up to frame index *top*."""
+        have = self._frame_terms.size
+        if top >= have:
+            more = max(top + 1, 2 * have, 1024) - have
+            self._frame_terms = np.concatenate(
+                [self._frame_terms, kernels.hash_table(more, self._seed, first=have)])
+
+    def _terms(self, frame: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """Vectorised: the path-hash term of each (frame, level) pair (a new array)."""
+        terms = self._frame_terms[frame]
+        terms *= self._level_terms[level]
+        return terms
+
     # ------------------------------------------------------------------ state
-    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray) -> None:
+    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray, path_hash) -> None:
         """Write nodes with ids from the current count on (without counting them)."""
         need = self._num_nodes + frame.size
         if need > self._node_frame.size:
             cap = max(need, 2 * self._node_frame.size)
             self._node_frame = _grown(self._node_frame, cap, self._num_nodes)
             self._node_parent = _grown(self._node_parent, cap, self._num_nodes)
+            self._node_hash = _grown(self._node_hash, cap, self._num_nodes)
         self._node_frame[self._num_nodes:need] = frame
         self._node_parent[self._num_nodes:need] = parent
+        self._node_hash[self._num_nodes:need] = path_hash
 
-    def _carry(self, change, npush, thr, keep, rec_stack, ev, event_hash, base_hash) -> None:
-        """Vectorised: each thread's current node, depth and path hash after the batch (its
-        last stack-change record's)."""
+    def _carry(self, change, npush, thr, keep, rec_stack) -> None:
+        """Vectorised: each thread's current node and depth after the batch (its last
+        stack-change record's)."""
         rec = np.flatnonzero(change)
         last = np.full(self.threads, -1, np.int64)
         np.maximum.at(last, thr[rec], rec)
@@ -394,40 +464,49 @@ class StackTree:
         r = last[t]
         self._cur_node[t] = rec_stack[r]
         self._cur_depth[t] = keep[r] + npush[r]
-        if event_hash is None:
-            return  # stale: the rehash before the next batch sets the hashes
-        pushed = npush[r] > 0
-        self._cur_hash[t] = np.where(pushed, event_hash[np.maximum(ev.end[r] - 1, 0)]
-                                     if event_hash.size else 0, base_hash[r])
 
     def _rehash(self) -> None:
-        """Vectorised (pointer jumping): path hashes of all nodes under the current seed, the
-        hash store and the threads' current path hashes rebuilt from them."""
+        """Vectorised (pointer jumping): path hashes of all nodes under the current seed, and
+        the hash store rebuilt from them."""
         m = self._num_nodes
         parent = self._node_parent[:m]
         level = kernels.decode_chain_sums(np.ones(m, np.uint64), parent.astype(np.int64))
-        terms = kernels.path_hash_terms(self._node_frame[:m], level, self._seed)
-        node_hash = kernels.decode_chain_sums(terms, parent.astype(np.int64))
-        order = np.argsort(node_hash)
+        terms = self._terms(self._node_frame[:m], level)
+        self._node_hash[:m] = kernels.decode_chain_sums(terms, parent.astype(np.int64))
         self._store = _HashStore()
-        self._store.add(node_hash[order], order.astype(np.int32))
-        cur = self._cur_node[: self.threads]
-        self._cur_hash[: self.threads] = np.where(
-            cur >= 0, node_hash[np.maximum(cur, 0)] if m else 0, 0)
+        self._store.add(self._node_hash[:m], np.arange(m))
         self._stale = False
 
 
 # ---------------------------------------------------------------------- helpers
-def _by_first_event(first: np.ndarray, new: np.ndarray, n: int):
-    """Vectorised: (first events, groups) of the *new* groups in the order of their first
-    events (each below *n*), by a mask over events instead of a sort."""
-    is_first = np.zeros(n, bool)
-    new_at = first[new]
-    is_first[new_at] = True
-    new_first = np.flatnonzero(is_first)
-    group_of = np.empty(n, np.int32)
-    group_of[new_at] = new
-    return new_first, group_of[new_first]
+def _key_bits(threads: int, events: int) -> int:
+    """Bits of the packed (thread, level, event) sort keys of a batch."""
+    return (max(threads, 1) << _LEVEL_BITS).bit_length() + max(1, (events - 1).bit_length())
+
+
+def _search_sorted_needles(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Vectorised: ``np.searchsorted(haystack, needles)``, the needles sorted first (with
+    their index packed in, by one SIMD sort): sorted needles search about 3 times faster."""
+    bits = max(1, (needles.size - 1).bit_length())
+    if needles.dtype.itemsize * 8 + bits > 64:
+        order = np.argsort(needles)
+    else:
+        packed = needles.astype(np.uint64) << np.uint64(bits)
+        packed |= np.arange(needles.size, dtype=np.uint64)
+        packed.sort()
+        packed &= np.uint64((1 << bits) - 1)
+        order = packed.view(np.intp)
+    out = np.empty(needles.size, np.intp)
+    out[order] = np.searchsorted(haystack, needles[order])
+    return out
+
+
+def _sorted_distinct(values: np.ndarray, n: int) -> np.ndarray:
+    """Vectorised: distinct *values* (each below *n*) in increasing order, by a mask
+    instead of a sort."""
+    mask = np.zeros(n, bool)
+    mask[values] = True
+    return np.flatnonzero(mask)
 
 
 def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
