@@ -310,10 +310,14 @@ def test_rehash_reproduces_the_stored_hashes(seed):
     records = [Record(t % 3, True, t % 2, [t % 4, 5, t % 7]) for t in range(3, 40)]
     records = [Record(r.thread, True, 0, r.frames) for r in records[:3]] + records[3:]
     tree = check(records, [])
-    stored = sorted(k for run in tree._store.runs for k in run.tolist())
+    def stored(store):
+        return sorted(k for run in store.runs for k in run.tolist())
+
+    tree._index_new_nodes()
+    before = stored(tree._store)
     hashes = tree._node_hash[: tree.frame.size].tolist()
     tree._rehash()
-    assert sorted(k for run in tree._store.runs for k in run.tolist()) == stored
+    assert stored(tree._store) == before
     assert tree._node_hash[: tree.frame.size].tolist() == hashes
     tree._set_seed(seed)
     tree._rehash()

@@ -88,7 +88,8 @@ class _HashStore:
         return out
 
     def add(self, hashes: np.ndarray, ids: np.ndarray) -> None:
-        """Add nodes *ids* (below 2**32) with their *hashes*, merging runs of similar size."""
+        """Vectorised: add nodes *ids* (below 2**32) with their *hashes* as a sorted run,
+        merging runs of similar size."""
         if not hashes.size:
             return
         run = hashes & self.HIGH
@@ -133,7 +134,7 @@ class _Events:
     end: np.ndarray  # per record: one past its last (innermost) event
     first_level: np.ndarray  # per record: level of its first event, minus that event's index
     record: np.ndarray  # per event: its record
-    frame: np.ndarray  # per event: frame index (int32, as the nodes')
+    frame: np.ndarray  # per event: frame index (int64: int32 indices gather slower)
     level: np.ndarray  # per event: stack level, 1 = outermost frame of a stack
 
     @classmethod
@@ -145,7 +146,7 @@ class _Events:
         record = np.repeat(np.arange(npush.size), npush)
         flat = (start + end - 1)[record]
         flat -= iota
-        frame = frames[flat].astype(np.int32)
+        frame = frames[flat]
         first_level = keep + 1 - start
         level = first_level[record]
         level += iota
@@ -196,8 +197,11 @@ class StackTree:
         self._cur_depth = np.zeros(0, np.int64)
         self._node_frame = np.zeros(1024, np.int32)
         self._node_parent = np.zeros(1024, np.int32)
-        self._node_hash = np.zeros(1024, np.uint64)  # path hash of each node
+        self._node_hash = np.zeros(0, np.uint64)  # path hash of each node
         self._num_nodes = 0
+        # (ids, path hashes) of nodes not yet in the hash store nor in _node_hash: both are
+        # needed from the next batch on only (so never, for a single batch)
+        self._unindexed: list[tuple[np.ndarray, np.ndarray]] = []
         self._frame_terms = np.zeros(0, np.uint64)
         self._set_seed(_new_seed())
         self._store = _HashStore()
@@ -241,6 +245,7 @@ class StackTree:
             return self._add_halves(change, npush, frames, thr, keep)
         if self._stale:
             self._rehash()
+        self._index_new_nodes()
         if frames.size:
             self._cover_frames(int(frames.max()))
         ev = _Events.build(npush, frames, keep)
@@ -323,17 +328,21 @@ class StackTree:
         group_of = np.empty(nf, np.int32)  # the group of each event
         group_of[order] = group
         del group
-        new_first = _sorted_distinct(first[new], nf)  # new nodes in canonical order
+        is_new_first = np.zeros(nf, bool)
+        is_new_first[first[new]] = True
+        new_first = np.flatnonzero(is_new_first)  # new nodes in canonical order
         ids[group_of[new_first]] = np.arange(self._num_nodes, self._num_nodes + new.size,
                                              dtype=np.int32)
         node = ids[group_of]
         del group_of
         parent = self._event_parents(ev, base, node)
-        self._write_nodes(ev.frame[new_first], parent[new_first], event_hash[new_first])
-        if not self._proven(ev.frame, parent, node):  # (new nodes are not counted yet)
+        self._write_nodes(ev.frame[new_first], parent[new_first])
+        # every event but the first of a new node (the node was just made from it)
+        check = np.flatnonzero(~is_new_first) if 2 * new.size > nf else slice(None)
+        if not self._proven(ev.frame, parent, node, check):
             return None
         self._num_nodes += new.size
-        self._store.add(group_hash[new], ids[new])
+        self._unindexed.append((ids[new], group_hash[new]))
         return node
 
     def _event_hashes(self, ev: _Events, base: _Bases, base_hash: np.ndarray) -> np.ndarray:
@@ -365,11 +374,12 @@ class StackTree:
         parent[ev.start[has]] = np.where(be >= 0, node[np.maximum(be, 0)], base.node[has])
         return parent
 
-    def _proven(self, frame, parent, node) -> bool:
-        """Vectorised: whether every event agrees with its node (found, or new and written
-        after the counted ones) on frame and parent node."""
-        return bool((self._node_frame[node] == frame).all()
-                    and (self._node_parent[node] == parent).all())
+    def _proven(self, frame, parent, node, events) -> bool:
+        """Vectorised: whether these *events* (indices or a slice) agree with their nodes
+        (found, or new and written after the counted ones) on frame and parent node."""
+        node = node[events]
+        return bool((self._node_frame[node] == frame[events]).all()
+                    and (self._node_parent[node] == parent[events]).all())
 
     # ------------------------------------------------------------------ nodes, exact
     def _exact_nodes(self, ev: _Events, base: _Bases) -> np.ndarray:
@@ -416,7 +426,7 @@ class StackTree:
         frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
         parent = (keys >> np.uint64(32)).astype(np.int64) - 1
         parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self._write_nodes(frame[order], parent[order], 0)  # (hashes: at the next rehash)
+        self._write_nodes(frame[order], parent[order])  # (hashes: at the next rehash)
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
@@ -442,17 +452,27 @@ class StackTree:
         return terms
 
     # ------------------------------------------------------------------ state
-    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray, path_hash) -> None:
+    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray) -> None:
         """Write nodes with ids from the current count on (without counting them)."""
         need = self._num_nodes + frame.size
         if need > self._node_frame.size:
             cap = max(need, 2 * self._node_frame.size)
             self._node_frame = _grown(self._node_frame, cap, self._num_nodes)
             self._node_parent = _grown(self._node_parent, cap, self._num_nodes)
-            self._node_hash = _grown(self._node_hash, cap, self._num_nodes)
         self._node_frame[self._num_nodes:need] = frame
         self._node_parent[self._num_nodes:need] = parent
-        self._node_hash[self._num_nodes:need] = path_hash
+
+    def _index_new_nodes(self) -> None:
+        """Put the path hashes of the nodes of earlier batches in _node_hash and the store."""
+        if not self._unindexed:
+            return
+        if self._node_hash.size < self._num_nodes:
+            cap = max(self._num_nodes, 2 * self._node_hash.size)
+            self._node_hash = _grown(self._node_hash, cap, self._node_hash.size)
+        for ids, path_hash in self._unindexed:
+            self._node_hash[ids] = path_hash
+            self._store.add(path_hash, ids)
+        self._unindexed.clear()
 
     def _carry(self, change, npush, thr, keep, rec_stack) -> None:
         """Vectorised: each thread's current node and depth after the batch (its last
@@ -472,9 +492,10 @@ class StackTree:
         parent = self._node_parent[:m]
         level = kernels.decode_chain_sums(np.ones(m, np.uint64), parent.astype(np.int64))
         terms = self._terms(self._node_frame[:m], level)
-        self._node_hash[:m] = kernels.decode_chain_sums(terms, parent.astype(np.int64))
+        self._node_hash = kernels.decode_chain_sums(terms, parent.astype(np.int64))
         self._store = _HashStore()
-        self._store.add(self._node_hash[:m], np.arange(m))
+        self._store.add(self._node_hash, np.arange(m))
+        self._unindexed.clear()
         self._stale = False
 
 
@@ -499,14 +520,6 @@ def _search_sorted_needles(haystack: np.ndarray, needles: np.ndarray) -> np.ndar
     out = np.empty(needles.size, np.intp)
     out[order] = np.searchsorted(haystack, needles[order])
     return out
-
-
-def _sorted_distinct(values: np.ndarray, n: int) -> np.ndarray:
-    """Vectorised: distinct *values* (each below *n*) in increasing order, by a mask
-    instead of a sort."""
-    mask = np.zeros(n, bool)
-    mask[values] = True
-    return np.flatnonzero(mask)
 
 
 def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
