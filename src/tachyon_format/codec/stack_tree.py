@@ -94,7 +94,7 @@ class _HashStore:
             return
         run = hashes & self.HIGH
         run |= ids.astype(np.uint64)
-        run.sort(kind="stable")
+        run.sort()
         self.runs.append(run)
         self.size += run.size
         while len(self.runs) > 1 and self.runs[-2].size <= 2 * self.runs[-1].size:
@@ -133,6 +133,7 @@ class _Events:
     start: np.ndarray  # per record: index of its first (outermost) event
     end: np.ndarray  # per record: one past its last (innermost) event
     first_level: np.ndarray  # per record: level of its first event, minus that event's index
+    pushing: np.ndarray  # the records with events
     record: np.ndarray  # per event: its record
     frame: np.ndarray  # per event: frame index (int64: int32 indices gather slower)
     level: np.ndarray  # per event: stack level, 1 = outermost frame of a stack
@@ -150,7 +151,7 @@ class _Events:
         first_level = keep + 1 - start
         level = first_level[record]
         level += iota
-        return cls(npush, start, end, first_level, record, frame, level)
+        return cls(npush, start, end, first_level, np.flatnonzero(npush), record, frame, level)
 
     def latest_push(self, thr, rec: np.ndarray, level: np.ndarray, threads: int) -> np.ndarray:
         """Vectorised (one SIMD sort of the events by thread, level and index): for each
@@ -260,7 +261,7 @@ class StackTree:
         else:
             node = self._exact_nodes(ev, base)
             self._stale = True
-        has = np.flatnonzero(npush)
+        has = ev.pushing
         rec_stack[has] = node[ev.end[has] - 1]
         # records that only pop (or keep) end on their base
         bare = np.flatnonzero(change & (npush == 0) & (keep > 0))
@@ -286,7 +287,7 @@ class StackTree:
         n = change.size
         event = np.full(n, -1, np.int64)
         rec = np.flatnonzero(change & (keep > 0))
-        if ev.frame.size:
+        if ev.frame.size and rec.size:
             event[rec] = ev.latest_push(thr, rec, keep[rec], self.threads)
         node = np.full(n, -1, np.int32)
         carried = rec[event[rec] < 0]
@@ -369,7 +370,7 @@ class StackTree:
         record's base for its first event."""
         parent = np.empty(node.size, np.int32)
         parent[1:] = node[:-1]
-        has = np.flatnonzero(ev.npush)
+        has = ev.pushing
         be = base.event[has]
         parent[ev.start[has]] = np.where(be >= 0, node[np.maximum(be, 0)], base.node[has])
         return parent
@@ -394,7 +395,7 @@ class StackTree:
         # parent of each event: the event before it, or for a record's first its base
         parent_event = np.arange(nf) - 1
         parent_node = np.full(nf, -2, np.int64)  # -2: take the parent event's node
-        has = np.flatnonzero(ev.npush)
+        has = ev.pushing
         starts, be = ev.start[has], base.event[has]
         parent_event[starts] = be
         parent_node[starts] = np.where(be >= 0, -2, base.node[has])
