@@ -179,12 +179,11 @@ def test_halves_give_the_same_tree():
     tree = StackTree()
     for _ in range(4):
         tree.add_thread()
-    change = np.ones(len(records), bool)
     npush = np.full(len(records), 2, np.int64)
     frames = np.array([f for r in records for f in r.frames], np.int64)
     thr = np.array([r.thread for r in records], np.int32)
     keep = np.array([r.keep for r in records], np.int64)
-    assert tree._add_halves(change, npush, frames, thr, keep).tolist() == expected
+    assert tree._add_halves(npush, frames, thr, keep).tolist() == expected
     assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
 
 

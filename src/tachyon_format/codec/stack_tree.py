@@ -238,19 +238,27 @@ class StackTree:
         :attr:`threads`), *keep* (levels kept below the listed frames, at most the thread's
         depth); *frames* are the listed frame indices of all records, innermost first per
         record."""
-        n = change.size
-        rec_stack = np.full(n, -1, np.int32)
-        if not change.any():
-            return rec_stack
+        if change.all():
+            return self._add_changes(npush, frames, thr, keep)
+        rec_stack = np.full(change.size, -1, np.int32)
+        changes = np.flatnonzero(change)  # (REPEAT records list no frames)
+        if changes.size:
+            rec_stack[changes] = self._add_changes(npush[changes], frames, thr[changes],
+                                                   keep[changes])
+        return rec_stack
+
+    def _add_changes(self, npush, frames, thr, keep) -> np.ndarray:
+        """Vectorised: :meth:`add_records` for stack-change records only."""
+        n = npush.size
         if _key_bits(self.threads, frames.size) > 64 and n > 1:
-            return self._add_halves(change, npush, frames, thr, keep)
+            return self._add_halves(npush, frames, thr, keep)
         if self._stale:
             self._rehash()
         self._index_new_nodes()
         if frames.size:
             self._cover_frames(int(frames.max()))
         ev = _Events.build(npush, frames, keep)
-        base = self._bases(ev, change, thr, keep)
+        base = self._bases(ev, thr, keep)
         for reseed, exact in _HASHED_ATTEMPTS:
             if reseed:
                 self._set_seed(_new_seed())
@@ -261,32 +269,32 @@ class StackTree:
         else:
             node = self._exact_nodes(ev, base)
             self._stale = True
+        rec_stack = np.full(n, -1, np.int32)
         has = ev.pushing
         rec_stack[has] = node[ev.end[has] - 1]
         # records that only pop (or keep) end on their base
-        bare = np.flatnonzero(change & (npush == 0) & (keep > 0))
+        bare = np.flatnonzero((npush == 0) & (keep > 0))
         be = base.event[bare]
         rec_stack[bare] = np.where(be >= 0, node[np.maximum(be, 0)] if node.size else -1,
                                    base.node[bare])
-        self._carry(change, npush, thr, keep, rec_stack)
+        self._carry(npush, thr, keep, rec_stack)
         return rec_stack
 
-    def _add_halves(self, change, npush, frames, thr, keep) -> np.ndarray:
+    def _add_halves(self, npush, frames, thr, keep) -> np.ndarray:
         """Two batches in turn (so that the packed sort keys of each fit in 64 bits)."""
-        h = change.size // 2
+        h = npush.size // 2
         f = int(npush[:h].sum())
-        return np.concatenate([
-            self.add_records(change[:h], npush[:h], frames[:f], thr[:h], keep[:h]),
-            self.add_records(change[h:], npush[h:], frames[f:], thr[h:], keep[h:])])
+        return np.concatenate([self._add_changes(npush[:h], frames[:f], thr[:h], keep[:h]),
+                               self._add_changes(npush[h:], frames[f:], thr[h:], keep[h:])])
 
     # ------------------------------------------------------------------ bases
-    def _bases(self, ev: _Events, change, thr, keep) -> _Bases:
+    def _bases(self, ev: _Events, thr, keep) -> _Bases:
         """Vectorised: each record's base, the node at level *keep* of its thread's stack:
         the latest push of that thread at that level in an earlier record of this batch,
         else carried from earlier batches."""
-        n = change.size
+        n = keep.size
         event = np.full(n, -1, np.int64)
-        rec = np.flatnonzero(change & (keep > 0))
+        rec = np.flatnonzero(keep)
         if ev.frame.size and rec.size:
             event[rec] = ev.latest_push(thr, rec, keep[rec], self.threads)
         node = np.full(n, -1, np.int32)
@@ -475,12 +483,11 @@ class StackTree:
             self._store.add(path_hash, ids)
         self._unindexed.clear()
 
-    def _carry(self, change, npush, thr, keep, rec_stack) -> None:
-        """Vectorised: each thread's current node and depth after the batch (its last
-        stack-change record's)."""
-        rec = np.flatnonzero(change)
+    def _carry(self, npush, thr, keep, rec_stack) -> None:
+        """Vectorised: each thread's current node and depth after the batch (of stack-change
+        records): its last record's."""
         last = np.full(self.threads, -1, np.int64)
-        np.maximum.at(last, thr[rec], rec)
+        np.maximum.at(last, thr, np.arange(thr.size))
         t = np.flatnonzero(last >= 0)
         r = last[t]
         self._cur_node[t] = rec_stack[r]
