@@ -15,7 +15,8 @@ A batch is built without a loop per stack level:
    one cumsum, across records pointer jumping over the bases.
 4. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
    hashes; new nodes numbered by first event, so ids never depend on hash values (nor on
-   how records are cut into batches) and every parent id is below its children's.
+   how records are cut into batches) and every parent id is below its children's. New
+   nodes reach the hash store at the next batch (a single batch never builds it).
 5. *Proof*: every event must agree with its node on frame and parent node. By induction from
    the root, that makes each node's path the path of each of its events, and equal paths
    have equal hashes: a hash collision cannot slip through. On a disagreement the batch is
@@ -49,7 +50,7 @@ def _new_seed() -> int:
 class _HashStore:
     """Path hash -> node id, as sorted runs of uint64 keys (a hash's high 32 bits, the id in
     the low 32) merged geometrically (a sorted-array LSM; merging two runs is one timsort).
-    A key proposes a node; the node's full hash confirms it. A filter of 8 to 16 bits per
+    A key proposes a node; the node's full hash confirms it. A filter of 8 to 32 bits per
     node, by the hash's high bits, answers most absent hashes without a search."""
 
     HIGH = np.uint64(0xFFFFFFFF00000000)
