@@ -103,7 +103,7 @@ class _HashStore:
             merged.sort(kind="stable")  # timsort: one merge of two sorted runs
             self.runs[-2:] = [merged]
         if 8 * self.size > 1 << self._filter_bits and self._filter_bits < 32:
-            self._filter_bits = (16 * self.size - 1).bit_length()
+            self._filter_bits = min(32, (16 * self.size - 1).bit_length())
             self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
             for r in self.runs:
                 self._set_bits(r)
