@@ -1,0 +1,344 @@
+"""StackTree (the hashed, vectorised prefix-tree builder) against a sequential model.
+
+The model walks the records one by one with a Python stack per thread and a dict
+``(parent, frame) -> node``, numbering new nodes as it meets them (records in order, each
+record's frames outermost first): the tree must give the very same ids, not just the same
+paths, whatever the batches and whatever the hashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tachyon_format.codec import kernels, stack_tree
+from tachyon_format.codec.stack_tree import MAX_DEPTH, StackTree
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+U64 = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------------- the model
+@dataclass
+class Record:
+    thread: int
+    change: bool  # False: REPEAT
+    keep: int  # levels kept below the pushed frames
+    frames: list[int]  # innermost first, as in the file
+
+
+@dataclass
+class Model:
+    """Sequential reference: per-thread stacks of node ids, one dict of nodes."""
+
+    stacks: dict[int, list[int]] = field(default_factory=dict)
+    nodes: dict[tuple[int, int], int] = field(default_factory=dict)
+    frame: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+
+    def add(self, rec: Record) -> int:
+        if not rec.change:
+            return -1
+        stack = self.stacks.get(rec.thread, [])
+        assert rec.keep <= len(stack)
+        stack = stack[: rec.keep]
+        for f in reversed(rec.frames):
+            key = (stack[-1] if stack else -1, f)
+            if key not in self.nodes:
+                self.nodes[key] = len(self.frame)
+                self.frame.append(f)
+                self.parent.append(key[0])
+            stack.append(self.nodes[key])
+        self.stacks[rec.thread] = stack
+        return stack[-1] if stack else -1
+
+
+def feed(tree: StackTree, batch: list[Record]) -> list[int]:
+    """Register new threads (as the decoder does, before the batch), then the batch."""
+    for rec in batch:
+        while tree.threads <= rec.thread:
+            tree.add_thread()
+    change = np.array([r.change for r in batch], bool)
+    npush = np.array([len(r.frames) for r in batch], np.int64)
+    frames = np.array([f for r in batch for f in r.frames], np.int64)
+    thr = np.array([r.thread for r in batch], np.int32)
+    keep = np.array([r.keep for r in batch], np.int64)
+    return tree.add_records(change, npush, frames, thr, keep).tolist()
+
+
+def check(records: list[Record], cuts: list[int]) -> StackTree:
+    """Feed the records in batches cut at *cuts*; compare with the model exactly."""
+    model = Model()
+    expected = [model.add(r) for r in records]
+    tree = StackTree()
+    got: list[int] = []
+    bounds = [0, *sorted(cuts), len(records)]
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        got += feed(tree, records[lo:hi])
+    assert got == expected
+    assert tree.frame.tolist() == model.frame
+    assert tree.parent.tolist() == model.parent
+    return tree
+
+
+# ---------------------------------------------------------------------- strategies
+@st.composite
+def record_streams(draw, max_threads=12, max_records=60, alphabet=6):
+    """Valid record streams: keep never exceeds the thread's depth (the decoder checks
+    that, and clamps POP_PUSH pops deeper than the stack to keep 0)."""
+    threads = draw(st.integers(1, max_threads))
+    depth = [0] * threads
+    records = []
+    for _ in range(draw(st.integers(0, max_records))):
+        t = draw(st.integers(0, threads - 1))
+        kind = draw(st.sampled_from(["repeat", "full", "suffix", "pop_push", "deep"]))
+        if kind == "repeat":
+            records.append(Record(t, False, 0, []))
+            continue
+        if kind == "full":
+            keep = 0
+        elif kind == "suffix":
+            keep = draw(st.integers(0, depth[t]))
+        else:  # POP_PUSH: pops may run past the bottom of the stack
+            keep = max(depth[t] - draw(st.integers(0, depth[t] + 3)), 0)
+        room = MAX_DEPTH - keep
+        if kind == "deep":  # long runs of frames, cheap to draw
+            npush = draw(st.integers(0, room))
+            a, b = draw(st.integers(0, alphabet)), draw(st.integers(1, 3))
+            frames = [(a + b * i // 4) % (alphabet + 1) for i in range(npush)]
+        else:
+            frames = draw(st.lists(st.integers(0, alphabet), max_size=min(room, 8)))
+        records.append(Record(t, True, keep, frames))
+        depth[t] = keep + len(frames)
+    return records
+
+
+@st.composite
+def streams_and_cuts(draw, **kwargs):
+    records = draw(record_streams(**kwargs))
+    cuts = draw(st.lists(st.integers(0, len(records)), max_size=5))
+    return records, cuts
+
+
+# ---------------------------------------------------------------------- properties
+@SETTINGS
+@given(streams_and_cuts())
+def test_matches_sequential_model(case):
+    check(*case)
+
+
+@SETTINGS
+@given(streams_and_cuts(max_threads=40, max_records=120, alphabet=2))
+def test_many_threads_few_frames(case):
+    check(*case)
+
+
+@settings(SETTINGS, max_examples=25)
+@given(streams_and_cuts(max_threads=2, max_records=40, alphabet=1000))
+def test_deep_distinct_frames(case):
+    check(*case)
+
+
+@SETTINGS
+@given(record_streams(), st.data())
+def test_ids_do_not_depend_on_batches(records, data):
+    one = check(records, [])
+    cuts = data.draw(st.lists(st.integers(0, len(records)), max_size=8))
+    many = check(records, cuts)
+    assert one.frame.tolist() == many.frame.tolist()
+    assert one.parent.tolist() == many.parent.tolist()
+
+
+def test_full_depth_stacks_and_empty_ones():
+    deep = list(range(MAX_DEPTH))
+    records = [Record(0, True, 0, deep), Record(1, True, 0, deep[::-1]),
+               Record(0, True, MAX_DEPTH - 1, [7]), Record(0, True, 0, []),
+               Record(1, False, 0, []), Record(1, True, 3, []), Record(0, True, 0, deep)]
+    for cuts in ([], [1], [2, 3], [1, 2, 3, 4, 5, 6]):
+        tree = check(records, cuts)
+    assert tree.frame.size == 2 * MAX_DEPTH + 1
+
+
+def test_parents_come_before_children():
+    records = [Record(t % 3, True, 0, [t % 5, 2, t % 4, 1]) for t in range(30)]
+    tree = check(records, [7, 19])
+    assert (tree.parent < np.arange(tree.parent.size)).all()
+
+
+def test_halves_give_the_same_tree():
+    """The fallback for batches too big for packed sort keys: two batches in turn."""
+    records = [Record(t % 4, True, 0 if t < 4 else t % 3, [t % 5, t % 2]) for t in range(33)]
+    model = Model()
+    expected = [model.add(r) for r in records]
+    tree = StackTree()
+    for _ in range(4):
+        tree.add_thread()
+    npush = np.full(len(records), 2, np.int64)
+    frames = np.array([f for r in records for f in r.frames], np.int64)
+    thr = np.array([r.thread for r in records], np.int32)
+    keep = np.array([r.keep for r in records], np.int64)
+    assert tree._add_halves(npush, frames, thr, keep).tolist() == expected
+    assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
+
+
+def test_no_records_or_only_repeats():
+    tree = StackTree()
+    tree.add_thread()
+    assert feed(tree, [Record(0, False, 0, [])]) == [-1]
+    empty = np.zeros(0, np.int64)
+    out = tree.add_records(np.zeros(0, bool), empty, empty, np.zeros(0, np.int32), empty)
+    assert out.size == 0 and tree.frame.size == 0
+
+
+# ---------------------------------------------------------------------- collisions
+def _weak_terms(tree, frame, level):
+    """Terms that collide all the time: paths with equal frame sums share a hash."""
+    return np.asarray(frame, np.int64).astype(np.uint64) % np.uint64(3)
+
+
+def _small_terms(tree, frame, level):
+    """Distinct-ish terms with all high bits 0: the fast grouping lumps paths together."""
+    return (np.asarray(frame, np.uint64) * np.uint64(1000003)
+            + np.asarray(level, np.uint64) * np.uint64(7919)) & np.uint64(0xFFFFFF)
+
+
+@SETTINGS
+@given(streams_and_cuts(alphabet=3))
+def test_collisions_fall_back_exactly(case):
+    with mock.patch.object(StackTree, "_terms", _weak_terms):
+        check(*case)
+
+
+@SETTINGS
+@given(streams_and_cuts(alphabet=3))
+def test_high_bit_ties_are_regrouped_exactly(case):
+    with mock.patch.object(StackTree, "_terms", _small_terms):
+        check(*case)
+
+
+def test_a_fresh_seed_retries_a_collision():
+    """Weak terms under the first seed only: the batch is redone under the next seed,
+    and later batches stay on the hashed path."""
+    real = StackTree._terms
+    seeds = iter(range(1, 100))
+
+    def weak_under_seed_1(tree, frame, level):
+        return _weak_terms(tree, frame, level) if tree._seed == 1 else real(tree, frame, level)
+
+    records = [Record(t % 2, True, 0, [t % 3, (t // 3) % 3, 1]) for t in range(40)]
+    with mock.patch.object(StackTree, "_terms", weak_under_seed_1), \
+            mock.patch.object(stack_tree, "_new_seed", lambda: next(seeds)):
+        tree = check(records, [10, 25])
+    assert tree._seed == 2 and not tree._stale
+
+
+def test_proof_failures_are_noticed():
+    """A tree whose proof always fails must still be exact (and must have noticed)."""
+    calls = []
+
+    def never(self, *args):
+        calls.append(args)
+        return False
+
+    records = [Record(0, True, 0, [1, 2, 3]), Record(0, True, 1, [4]), Record(1, True, 0, [3])]
+    with mock.patch.object(StackTree, "_proven", never):
+        tree = check(records, [1])
+    assert len(calls) == 2 * len(stack_tree._HASHED_ATTEMPTS)
+    assert tree._stale
+
+
+# ---------------------------------------------------------------------- kernels
+@given(st.lists(st.integers(0, 5), max_size=80), st.booleans(), st.booleans())
+def test_group_by_hash(values, wide, exact):
+    # narrow values share their high bits: the fast grouping may lump them together,
+    # the exact one never does
+    h = np.array(values, np.uint64) * np.uint64((1 << 61) if wide else 1)
+    order, head = kernels.group_by_hash(h, exact)
+    assert sorted(order.tolist()) == list(range(h.size))
+    hs = h[order]
+    groups = np.cumsum(head) - 1
+    for i in range(1, h.size):
+        if hs[i] == hs[i - 1]:
+            assert not head[i]  # equal values always share a group
+        if groups[i] == groups[i - 1]:
+            assert order[i] > order[i - 1]  # by index within a group
+    if exact or wide:
+        assert head.sum() == len(set(values))
+        assert (hs[1:] >= hs[:-1]).all()
+
+
+@given(st.lists(st.integers(-1, 30), max_size=40), st.lists(st.integers(0, U64), max_size=40))
+def test_chain_sums(ptr, values):
+    n = min(len(ptr), len(values))
+    ptr = [p if p < i else -1 for i, p in enumerate(ptr[:n])]  # no cycles: point back
+    got = kernels.decode_chain_sums(np.array(values[:n], np.uint64), np.array(ptr, np.int64))
+    for i in range(n):
+        total, j = 0, i
+        while j >= 0:
+            total += values[j]
+            j = ptr[j]
+        assert got[i] == total & U64
+
+
+@given(st.integers(0, 300), st.integers(0, 300), st.integers(0, U64))
+def test_hash_table_is_one_to_one_and_extends(count, first, seed):
+    table = kernels.hash_table(count, seed, first=first)
+    assert np.unique(table).size == count
+    whole = kernels.hash_table(first + count, seed)
+    assert (whole[first:] == table).all()
+
+
+def test_terms_tell_frames_apart_at_each_level():
+    tree = StackTree()
+    tree._cover_frames(999)
+    frame = np.repeat(np.arange(1000), 3)
+    level = np.tile(np.array([1, 2, MAX_DEPTH]), 1000)
+    terms = tree._terms(frame, level)
+    for lv in (1, 2, MAX_DEPTH):
+        assert np.unique(terms[level == lv]).size == 1000
+
+
+@pytest.mark.parametrize("seed", [0, 1, U64])
+def test_rehash_reproduces_the_stored_hashes(seed):
+    records = [Record(t % 3, True, t % 2, [t % 4, 5, t % 7]) for t in range(3, 40)]
+    records = [Record(r.thread, True, 0, r.frames) for r in records[:3]] + records[3:]
+    tree = check(records, [])
+    def stored(store):
+        return sorted(k for run in store.runs for k in run.tolist())
+
+    tree._index_new_nodes()
+    before = stored(tree._store)
+    hashes = tree._node_hash[: tree.frame.size].tolist()
+    tree._rehash()
+    assert stored(tree._store) == before
+    assert tree._node_hash[: tree.frame.size].tolist() == hashes
+    tree._set_seed(seed)
+    tree._rehash()
+    more = [Record(t % 3, True, 1, [t % 5]) for t in range(10)]
+    model = Model()
+    for r in records:
+        model.add(r)
+    assert feed(tree, more) == [model.add(r) for r in more]
+    assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), unique=True, max_size=30),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), max_size=30),
+       st.integers(1, 4))
+def test_store_confirms_shared_high_bits(stored, asked, pieces):
+    """Hashes sharing their high 32 bits (the store's keys) are told apart by the nodes'
+    full hashes, across runs."""
+    node_hash = np.array([(hi << 32) | lo for hi, lo in stored], np.uint64)
+    store = stack_tree._HashStore()
+    for part in np.array_split(np.arange(node_hash.size), pieces):
+        store.add(node_hash[part], part)
+    query = np.sort(np.array([(hi << 32) | lo for hi, lo in asked], np.uint64))
+    got = store.lookup(query, node_hash).tolist()
+    where = {h: i for i, h in enumerate(node_hash.tolist())}
+    assert got == [where.get(h, -1) for h in query.tolist()]
