@@ -290,6 +290,17 @@ def test_small_sample_blocks_equal_one_block(region, block):
 
 
 @FEWER
+@given(stream(), st.integers(13, 80), st.integers(13, 80))
+def test_small_windows_equal_one_window(region, first_window, window):
+    """Many windows: later ones filter candidates by the threads seen so far, and a new
+    thread must only hand over to the sequential reader."""
+    with (mock.patch.object(sample_codec, "FIRST_WINDOW", first_window),
+          mock.patch.object(sample_codec, "WINDOW", window)):
+        expected, got, _, _ = run_both(region)
+    assert got == expected
+
+
+@FEWER
 @given(stream(), st.sampled_from([0.0, 2.0]))
 def test_both_terminator_index_layouts_decode_alike(region, dense_above):
     """0.0 forces the dense layout, 2.0 the sparse one, whatever the data."""
