@@ -5,12 +5,13 @@ Pipeline, per window of a few MB of the region:
 1. *Varints* (vectorised): rank and select over the terminator bytes of the window
    (:class:`kernels.TerminatorIndex`, an index of the few continuation bytes), so that the
    n-th varint after any position is found without a per-byte pass.
-2. *Records* (vectorised, speculative): every position whose interpreter id is a known one and
-   whose encoding byte is 0..3 is a candidate record start; the end of the record that would
-   start there follows from terminator ranks. The true records are the chain from the window
-   start, found by pruning candidates nobody points to, and checked (varint lengths, status
-   bytes, u32 ranges, depth caps). Anything else (a new interpreter, status bytes >= 0x80,
-   malformed or truncated input) falls back to :func:`_scan_record`, a sequential reader with
+2. *Records* (vectorised, speculative): every position whose interpreter id is a known one,
+   whose encoding byte is 0..3 and (once threads are known) whose thread id is a known one is
+   a candidate record start; the end of the record that would start there follows from
+   terminator ranks. The true records are the chain from the window start, found by pruning
+   candidates nobody points to, and checked (varint lengths, status bytes, u32 ranges, depth
+   caps). Anything else (a new thread or interpreter, status bytes >= 0x80, malformed or
+   truncated input) goes to :func:`.record_scan.scan_record`, a sequential reader with
    CPython's exact checks and messages (tier d).
 3. *Semantics* (vectorised over records): thread rows, per-thread depths (a max-plus scan that
    reproduces POP_PUSH clamping), lazy frame checks, per-thread clocks (one grouped cumsum).
@@ -28,18 +29,19 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
+from ..schema import tachyon as spec
 from . import kernels
 from .columns import GrowingColumns
 from .kernels import U32_MAX
+from .record_scan import Incomplete, scan_record
 from .stack_tree import MAX_DEPTH, StackTree
 
-REPEAT, FULL, SUFFIX, POP_PUSH = 0, 1, 2, 3
-PREFIX_SIZE = 13
+REPEAT, FULL, SUFFIX, POP_PUSH = (int(e) for e in spec.Encoding)
+PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
 WINDOW = 1 << 22
 FIRST_WINDOW = 1 << 16  # until the threads are known (see _known_thread_candidates)
 MAX_THREAD_STOPS = 16  # chain stops at new threads before candidates stop being filtered
 SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries
-_BIG = np.uint64(1 << 40)
 
 __all__ = ["SampleBatch", "SampleDecoder", "decode_samples", "stack_frames"]
 
@@ -88,10 +90,6 @@ class _Records:
     # samples whose delta does not fit `delta`'s dtype, and their uint64 deltas
     wide: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
     wide_delta: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
-
-
-class _Incomplete(Exception):
-    """The record at this offset runs past the available (non-final) data."""
 
 
 class SampleDecoder:
@@ -388,8 +386,8 @@ class SampleDecoder:
             if pos >= end:
                 break
             try:
-                rec, pos = _scan_record(self, buf, pos, end, final, base, depth, len(recs))
-            except _Incomplete:
+                rec, pos = scan_record(self, buf, pos, end, final, base, depth, len(recs))
+            except Incomplete:
                 break
             recs.append(rec)
         if not recs:
@@ -735,123 +733,6 @@ def _take(r: _Records, k: int) -> _Records:
     return _Records(r.offset[:k], r.encoding[:k], r.tid[:k], r.iid[:k], r.nsamp[:k],
                     r.arg[:k], r.npush[:k], r.delta[:ns], r.status[:ns], r.frames[:nf],
                     r.wide[wide], r.wide_delta[wide])
-
-
-def _scan_varint(data, pos: int, end: int, final: bool, message: str, u32: bool):
-    """Scan: one ULEB128 as CPython reads it; raises *message* (a str) on failure."""
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            if not final:
-                raise _Incomplete
-            raise _VarintError(message)
-        byte = int(data[pos])
-        pos += 1
-        result |= ((byte & 0x7F) << shift) & 0xFFFFFFFFFFFFFFFF
-        if byte < 0x80:
-            break
-        shift += 7
-        if shift >= 64:
-            raise _VarintError(message)
-    if u32 and result > U32_MAX:
-        raise _VarintError(message)
-    return result, pos
-
-
-class _VarintError(Exception):
-    pass
-
-
-_GENERIC = "Invalid or incomplete varint in binary data"
-
-
-def _scan_record(dec: SampleDecoder, data, pos, end, final, base, depth, nparsed):
-    """Scan: one record with CPython's checks in CPython's order (tier d, fallback path).
-
-    *depth* overlays the decoder's per-thread depths for records parsed but not committed.
-    """
-    off = base + pos
-
-    def fail(msg):
-        raise FormatError(msg, offset=off, record=dec._records + nparsed, region=True)
-
-    if end - pos < PREFIX_SIZE:
-        if not final:
-            raise _Incomplete
-        fail(f"Truncated sample data: {end - pos} trailing bytes")
-    tid = int(np.frombuffer(data[pos:pos + 8].tobytes(), dec._tid_dtype)[0])
-    iid = int(np.frombuffer(data[pos + 8:pos + 12].tobytes(), dec._iid_dtype)[0])
-    enc = int(data[pos + 12])
-    row = dec._thread_row.get((iid, tid))
-    if row is None:
-        if len(dec._tids) >= dec.thread_count:
-            fail("Invalid thread count: sample data contains more unique threads than "
-                 f"declared in header (declared {dec.thread_count}, found at least "
-                 f"{len(dec._tids) + 1})")
-        row = dec._new_thread((iid, tid))
-    if enc > POP_PUSH:
-        fail(f"Unknown stack encoding: {enc}")
-    cur = depth.get(row, int(dec._depth[row]))
-    p = pos + PREFIX_SIZE
-    deltas, statuses, frames = [], [], []
-    arg = npush = 0
-    try:
-        if enc == REPEAT:
-            count, p = _scan_varint(data, p, end, final, "Malformed varint for RLE count", True)
-            if final and count > (end - p) // 2:
-                fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
-            for _ in range(count):
-                d, p = _scan_varint(data, p, end, final, "Malformed varint in RLE sample data",
-                                    False)
-                if p >= end:
-                    if not final:
-                        raise _Incomplete
-                    fail("Unexpected end of sample data in RLE")
-                deltas.append(d)
-                statuses.append(int(data[p]))
-                p += 1
-            nsamp = count
-        else:
-            d, p = _scan_varint(data, p, end, final, "Malformed varint in sample data", False)
-            if p >= end:
-                if not final:
-                    raise _Incomplete
-                fail("Unexpected end of sample data")
-            deltas.append(d)
-            statuses.append(int(data[p]))
-            p += 1
-            nsamp = 1
-            if enc == FULL:
-                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                if npush > MAX_DEPTH:
-                    fail(f"Stack depth {npush} exceeds capacity {MAX_DEPTH}")
-                keep = 0
-            else:
-                arg, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                if enc == SUFFIX:
-                    if arg > cur:
-                        fail(f"Shared count {arg} exceeds current stack depth {cur}")
-                    keep = arg
-                else:
-                    keep = max(cur - arg, 0)
-                if keep + npush > MAX_DEPTH:
-                    fail(f"Final stack depth {keep + npush} exceeds capacity {MAX_DEPTH}")
-            for _ in range(npush):
-                f, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                frames.append(f)
-            for f in frames:
-                if f >= dec.frame_count:
-                    fail(f"Invalid frame index: {f}")
-                if not dec._frame_ok[f]:
-                    fail("Invalid string index in frame")
-            depth[row] = keep + npush
-    except _VarintError as exc:
-        fail(str(exc))
-    rec = {"offset": off, "encoding": enc, "tid": tid, "iid": iid, "nsamp": nsamp,
-           "arg": arg, "npush": npush, "delta": deltas, "status": statuses, "frames": frames}
-    return rec, p
 
 
 def decode_samples(region, **decoder_kwargs) -> tuple[SampleBatch, SampleDecoder]:
