@@ -221,6 +221,11 @@ class TerminatorIndex:
             return DenseTerminatorIndex(buf)
         return SparseTerminatorIndex(buf, cont)
 
+    def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
+        """Values of the ULEB128s whose terminators are at *pos*, each taken to start after
+        the previous terminator (:func:`decode_uleb128_ending_at`)."""
+        return decode_uleb128_ending_at(self.buf, pos)
+
     def varints_at(self, pos: npt.NDArray[np.intp], multi: npt.NDArray[np.intp]):
         """Values of the ULEB128s ending at the terminators *pos*, given which of them
         (indices *multi*) follow a continuation byte, as :meth:`select_runs` reports."""
@@ -255,10 +260,6 @@ class DenseTerminatorIndex(TerminatorIndex):
         # at position 0 the clipped index reads the terminator itself: one byte
         multi = np.flatnonzero(np.take(self.buf, pos - 1, mode="clip") >= 0x80)
         return pos, multi
-
-    def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
-        """See :meth:`SparseTerminatorIndex.varints_ending_at`."""
-        return decode_uleb128_ending_at(self.buf, pos)
 
     def long_varint_ends(self, length: int = ULEB128_MAX_BYTES) -> npt.NDArray[np.intp]:
         """See :meth:`SparseTerminatorIndex.long_varint_ends`."""
@@ -347,18 +348,6 @@ class SparseTerminatorIndex(TerminatorIndex):
         exact = inside & (offset % step == 0) & (offset // step < count[rr])
         return at, exact
 
-    def varints_ending_at(self, pos: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
-        """Values of the ULEB128s whose terminators are at the increasing positions *pos*,
-        each taken to start after the previous terminator (see
-        :func:`decode_uleb128_ending_at`). Only the varints that follow a continuation byte
-        cost more than one gather, and they are found from the continuation bytes."""
-        values = np.take(self.buf, pos).astype(np.uint64)
-        if self.cont.size and pos.size:
-            j = _matching(pos, (self.cont + 1).astype(pos.dtype, copy=False))
-            if j.size:
-                values[j] = decode_uleb128_ending_at(self.buf, pos[j])
-        return values
-
     def long_varint_ends(self, length: int = ULEB128_MAX_BYTES) -> npt.NDArray[np.intp]:
         """Positions of the terminators that end a run of at least *length* continuation
         bytes (a varint longer than *length* bytes), in increasing order."""
@@ -387,14 +376,6 @@ def _steps(step: int, n: int) -> np.ndarray:
         cached.flags.writeable = False
         _STEPS[step] = cached
     return cached[:n]
-
-
-def _matching(pos: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Vectorised: indices into the increasing *pos* of the values that are in *wanted*."""
-    j = np.searchsorted(pos, wanted)
-    found = j < pos.size
-    j, wanted = j[found], wanted[found]
-    return j[pos[j] == wanted]
 
 
 def _count_at_most(keys: np.ndarray, queries: np.ndarray, ordered: bool, strict: bool):
