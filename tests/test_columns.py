@@ -42,10 +42,16 @@ def test_appends_and_takes_keep_rows_in_order(capacity, steps):
         name: np.dtype(t) for name, t in RECORD_COLUMNS.items()}
 
 
-def test_extend_grows_past_the_reservation_and_finish_trims():
+def _fill(cols: GrowingColumns, columns: dict[str, np.ndarray]) -> None:
+    views = cols.append(len(next(iter(columns.values()))))
+    for name, column in columns.items():
+        views[name][...] = column
+
+
+def test_append_grows_past_the_reservation_and_finish_trims():
     cols = GrowingColumns.samples(capacity=2)
     for start in (0, 3, 10):
-        cols.extend({"timestamp_us": np.arange(start, start + 5, dtype=np.uint64),
+        _fill(cols, {"timestamp_us": np.arange(start, start + 5, dtype=np.uint64),
                      "thread": np.zeros(5, np.int32), "status": np.ones(5, np.uint8),
                      "stack": np.full(5, -1, np.int32)})
     out = cols.finish()
@@ -56,7 +62,7 @@ def test_extend_grows_past_the_reservation_and_finish_trims():
 
 def test_shift_moves_a_column_by_an_amount():
     cols = GrowingColumns.records()
-    cols.extend({"offset": np.array([5, 9]), "encoding": np.array([0, 1], np.uint8),
+    _fill(cols, {"offset": np.array([5, 9]), "encoding": np.array([0, 1], np.uint8),
                  "first_sample": np.array([10, 12])})
     cols.shift("first_sample", 10)
     assert cols.view("first_sample").tolist() == [0, 2]

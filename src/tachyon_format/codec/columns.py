@@ -53,12 +53,6 @@ class GrowingColumns:
         self.size = needed
         return views
 
-    def extend(self, columns: dict[str, np.ndarray]) -> None:
-        """Append equal-length *columns* (one per column name)."""
-        views = self.append(len(next(iter(columns.values()))))
-        for name, column in columns.items():
-            views[name][...] = column
-
     def view(self, name: str) -> np.ndarray:
         return self._arrays[name][: self.size]
 

@@ -211,7 +211,6 @@ class TerminatorIndex:
     DENSE_ABOVE = 1 / 16
 
     buf: npt.NDArray[np.uint8]
-    size: int
     count: int  # number of terminators
 
     @staticmethod
@@ -240,7 +239,6 @@ class DenseTerminatorIndex(TerminatorIndex):
 
     def __init__(self, buf: npt.NDArray[np.uint8]) -> None:
         self.buf = buf
-        self.size = buf.size
         self.ends = np.flatnonzero(buf < 0x80)
         self.count = self.ends.size
 
@@ -277,9 +275,8 @@ class SparseTerminatorIndex(TerminatorIndex):
 
     def __init__(self, buf: npt.NDArray[np.uint8], cont: npt.NDArray[np.intp] | None = None):
         self.buf = buf
-        self.size = buf.size
         self.cont = np.flatnonzero(buf >= 0x80) if cont is None else cont
-        self.count = self.size - self.cont.size  # number of terminators
+        self.count = buf.size - self.cont.size
         # terminators before each continuation byte: non-decreasing, the key of select()
         self._before_cont = self.cont - np.arange(self.cont.size)
 

@@ -61,16 +61,6 @@ class SampleBatch:
     def __len__(self) -> int:
         return int(self.timestamp_us.size)
 
-    @classmethod
-    def empty(cls) -> SampleBatch:
-        """A batch with no samples and no records."""
-        return cls(*_empty_columns())
-
-
-def _empty_columns() -> list[np.ndarray]:
-    return [np.zeros(0, np.uint64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
-            np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.uint8),
-            np.zeros(0, np.int64)]
 
 
 @dataclass
@@ -130,7 +120,8 @@ class SampleDecoder:
         self._scalar_run = 1
         self._filter_threads = True
         self._thread_stops = 0
-        self._known_tids = np.zeros(0, np.uint64)
+        # (thread ids sorted, their interpreter ids, their rows), see _known_threads
+        self._known = (np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(0, np.int32))
         self._finished = False
         self.total_samples = 0
         self._counts = dict.fromkeys(
@@ -367,9 +358,7 @@ class SampleDecoder:
         :data:`MAX_THREAD_STOPS` such stops the filter is off for good."""
         if not self._filter_threads or not self._tids:
             return cand
-        if self._known_tids.size != len(self._tids):
-            self._known_tids = np.sort(np.array(self._tids, np.uint64))
-        known = self._known_tids
+        known, _, _ = self._known_threads()
         tid = _gather(w, cand, self._tid_dtype)
         at = np.minimum(np.searchsorted(known, tid), known.size - 1)
         keep = known[at] == tid
@@ -518,20 +507,26 @@ class SampleDecoder:
         return rows[inv.reshape(-1)]
 
     def _known_thread_rows(self, r: _Records) -> np.ndarray | None:
-        """Vectorised: the rows when every record is from an already known thread of one
-        interpreter (the usual case after the first window), else None."""
-        if not self._tids or not r.tid.size or r.iid.min() != r.iid.max():
+        """Vectorised: the rows when every record is from an already known thread (the
+        usual case after the first window), else None (also when a thread id is shared by
+        interpreters and the search lands on another one's: the general path sorts it out)."""
+        if not self._tids or not r.tid.size:
             return None
-        iid = int(r.iid[0])
-        known = [(t, row) for (i, t), row in self._thread_row.items() if i == iid]
-        if not known:
-            return None
-        known.sort()
-        tids = np.array([t for t, _ in known], np.uint64)
+        tids, iids, rows = self._known_threads()
         at = np.minimum(np.searchsorted(tids, r.tid), tids.size - 1)
-        if not (tids[at] == r.tid).all():
+        if not ((tids[at] == r.tid) & (iids[at] == r.iid)).all():
             return None
-        return np.array([row for _, row in known], np.int32)[at]
+        return rows[at]
+
+    def _known_threads(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The thread table sorted by thread id: (thread ids, interpreter ids, rows),
+        rebuilt when threads were added."""
+        if self._known[0].size != len(self._tids):
+            tids = np.array(self._tids, np.uint64)
+            order = np.argsort(tids, kind="stable")
+            self._known = (tids[order], np.array(self._iids, np.uint32)[order],
+                           order.astype(np.int32))  # a thread's row is its table index
+        return self._known
 
     def _new_thread(self, key: tuple[int, int]) -> int:
         row = len(self._tids)

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..schema import tachyon as spec
 from . import kernels
 
-MAX_DEPTH = 256
+MAX_DEPTH = spec.MAX_STACK_DEPTH
 _LEVEL_BITS = 9  # levels 0 (the root, no frame) to MAX_DEPTH
 # (fresh seed first?, group by full hashes?): a shared run of high hash bits, then a
 # collision of full hashes, then (once all of these failed) the exact path
