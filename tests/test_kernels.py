@@ -245,3 +245,17 @@ def test_terminator_index_layout_follows_continuation_density():
     two_byte = np.tile(np.array([0x85, 5], np.uint8), 500)
     assert isinstance(kernels.TerminatorIndex.of(one_byte), kernels.SparseTerminatorIndex)
     assert isinstance(kernels.TerminatorIndex.of(two_byte), kernels.DenseTerminatorIndex)
+
+
+@given(st.lists(st.integers(0, 300), max_size=70), st.data())
+def test_previous_below_matches_scan(values, data):
+    """Against a backward scan, with wide values (no narrow tables) now and then."""
+    n = len(values)
+    queries = data.draw(st.lists(st.tuples(st.integers(0, n), st.integers(0, 70_000)),
+                                 max_size=30))
+    at = np.array([q[0] for q in queries], np.int64)
+    limit = np.array([q[1] % 301 if i % 3 else q[1] for i, q in enumerate(queries)], np.int64)
+    got = kernels.previous_below(np.array(values, np.int64), at, limit)
+    expected = [max((j for j in range(a) if values[j] < lim), default=-1)
+                for a, lim in zip(at.tolist(), limit.tolist(), strict=True)]
+    assert got.tolist() == expected

@@ -171,20 +171,53 @@ def test_parents_come_before_children():
     assert (tree.parent < np.arange(tree.parent.size)).all()
 
 
-def test_halves_give_the_same_tree():
-    """The fallback for batches too big for packed sort keys: two batches in turn."""
-    records = [Record(t % 4, True, 0 if t < 4 else t % 3, [t % 5, t % 2]) for t in range(33)]
-    model = Model()
-    expected = [model.add(r) for r in records]
-    tree = StackTree()
-    for _ in range(4):
-        tree.add_thread()
-    npush = np.full(len(records), 2, np.int64)
-    frames = np.array([f for r in records for f in r.frames], np.int64)
-    thr = np.array([r.thread for r in records], np.int32)
-    keep = np.array([r.keep for r in records], np.int64)
-    assert tree._add_halves(npush, frames, thr, keep).tolist() == expected
-    assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
+def test_listed_stacks_met_again_skip_the_tree():
+    """Records that keep no levels list their whole stack: one listing the frames of an
+    earlier record of the batch stands in for it, one listing an earlier batch's stack
+    takes its node. Later records of their threads rest on those stacks."""
+    deep = [9, 8, 7, 6, 5]
+    records = [Record(0, True, 0, deep), Record(1, True, 0, deep), Record(2, True, 0, deep[1:]),
+               Record(1, True, 3, [4]), Record(2, True, 0, deep), Record(2, True, 5, [3]),
+               Record(0, True, 2, [2, 1]), Record(1, True, 0, [7, 6])]
+    seen = []
+    real = StackTree._listed_stacks
+
+    def spy(self, *args):
+        known, rep = real(self, *args)
+        seen.append((known.tolist(), rep.tolist()))
+        return known, rep
+
+    with mock.patch.object(StackTree, "_listed_stacks", spy):
+        check(records, [])
+        check(records, [3])
+    assert seen[0] == ([-1] * 8, [0, 0, 2, 3, 0, 5, 6, 7])
+    assert seen[1] == ([-1] * 3, [0, 0, 2])  # batches cut at record 3
+    assert seen[2] == ([-1, 4, -1, -1, -1], [0, 1, 2, 3, 4])
+
+
+def _wrong_nodes(self, hashes, node_hash):
+    """A hash store that proposes some existing node for every hash."""
+    return np.arange(hashes.size, dtype=np.int32) % max(self.size, 1) if self.size else \
+        np.full(hashes.size, -1, np.int32)
+
+
+@SETTINGS
+@given(streams_and_cuts(alphabet=2))
+def test_wrong_stacks_proposed_by_hash_are_refused(case):
+    with mock.patch.object(stack_tree._HashStore, "lookup", _wrong_nodes):
+        check(*case)
+
+
+def _colliding_listings(tree, frames, src, npush):
+    """Every listing of a length shares one hash: only the frame comparison tells them apart."""
+    return np.asarray(npush, np.uint64)
+
+
+@SETTINGS
+@given(streams_and_cuts(alphabet=2))
+def test_listing_hash_collisions_stay_apart(case):
+    with mock.patch.object(StackTree, "_listing_hashes", _colliding_listings):
+        check(*case)
 
 
 def test_no_records_or_only_repeats():

@@ -466,3 +466,40 @@ def group_by_hash(
     del high
     keys &= low
     return keys.view(np.intp), head  # (indices below 2**63: the same bits)
+
+
+def previous_below(
+    values: npt.NDArray[np.integer], at: npt.NDArray[np.integer], limit: npt.NDArray[np.integer]
+) -> npt.NDArray[np.intp]:
+    """Vectorised (binary lifting over tables of running minima, one round per doubling of
+    ``values.size``): for each query the largest ``j < at[i]`` with ``values[j] < limit[i]``,
+    -1 if there is none."""
+    j = np.asarray(at, dtype=np.intp) - 1
+    if not values.size:
+        return j
+    # the index right before is the answer often enough to be worth a first look
+    near = values[np.maximum(j, 0)] < limit
+    todo = np.flatnonzero(~near & (j >= 0))
+    if not todo.size:
+        return np.where(j >= 0, j, -1)
+    q, lim = j[todo], limit[todo]
+    if values.min() >= 0 and values.max() < 1 << 16 and lim.max() < 1 << 16:
+        # narrow tables and limits: less memory to touch, no casts in the compares
+        values, lim = values.astype(np.uint16), lim.astype(np.uint16)
+    # minima[k][x] = min(values[max(0, x - 2**k + 1) .. x])
+    minima = [values]
+    span = 1
+    while span < values.size:
+        m = np.empty_like(values)
+        m[:span] = minima[-1][:span]
+        np.minimum(minima[-1][span:], minima[-1][:-span], out=m[span:])
+        minima.append(m)
+        span *= 2
+    at_least_0 = np.empty_like(q)
+    for k in range(len(minima) - 1, -1, -1):  # skip whole blocks at or above the limit
+        np.maximum(q, 0, out=at_least_0)
+        skip = minima[k][at_least_0] >= lim
+        skip &= q >= 0
+        q -= np.left_shift(skip, k, dtype=q.dtype)
+    j[todo] = q
+    return np.where(j >= 0, j, -1)

@@ -6,18 +6,25 @@ at level ``keep`` of its thread's stack before the record: the record's *base*.
 
 A batch is built without a loop per stack level:
 
-1. *Events* in canonical order: records in order, each record's frames outermost first.
-2. *Bases*: a record's base is the latest push of its thread at level ``keep`` in this batch
-   (one sort of the events by thread, level and index), else it is on the stack carried
-   from earlier batches (found by walking up from the thread's current node).
-3. *Path hashes*: ``H(event) = H(parent) + term(frame, level)`` mod 2**64, the term a product
-   of seeded random values per frame and per level (odd) from two tables; within a record
-   one cumsum, across records pointer jumping over the bases.
-4. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
+1. *Listed stacks*: a record that keeps no levels (FULL, mostly) lists its whole stack,
+   whatever its thread held before. Its path hash is one cumsum away (step 4); a node of
+   an earlier batch with that hash, walked up to the root and compared frame by frame,
+   is its stack. Records of the batch listing the same frames (compared likewise) are
+   left to the first of them. Only the rest go on: deep profiles list the same
+   stacks again and again.
+2. *Events* in canonical order: records in order, each record's frames outermost first.
+3. *Bases*: a record's base is pushed by the latest earlier record of its thread that
+   keeps fewer levels (binary lifting over running minima, per record, not per frame),
+   else it is on the stack carried from earlier batches or ends a listed stack (found by
+   walking up from that node).
+4. *Path hashes*: ``H(event) = H(parent) + term(frame) * R**level`` mod 2**64, with seeded
+   random terms per frame and a seeded odd R; within a record one cumsum, across records
+   pointer jumping over the bases.
+5. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
    hashes; new nodes numbered by first event, so ids never depend on hash values (nor on
    how records are cut into batches) and every parent id is below its children's. New
    nodes reach the hash store at the next batch (a single batch never builds it).
-5. *Proof*: every event must agree with its node on frame and parent node. By induction from
+6. *Proof*: every event must agree with its node on frame and parent node. By induction from
    the root, that makes each node's path the path of each of its events, and equal paths
    have equal hashes: a hash collision cannot slip through. On a disagreement the batch is
    redone with exact grouping, then under a fresh random seed (all stored hashes
@@ -35,10 +42,12 @@ from ..schema import tachyon as spec
 from . import kernels
 
 MAX_DEPTH = spec.MAX_STACK_DEPTH
-_LEVEL_BITS = 9  # levels 0 (the root, no frame) to MAX_DEPTH
 # (fresh seed first?, group by full hashes?): a shared run of high hash bits, then a
 # collision of full hashes, then (once all of these failed) the exact path
 _HASHED_ATTEMPTS = ((False, False), (False, True), (True, True))
+_POWER_BITS = 16
+_POWER_BLOCK = 1 << _POWER_BITS  # powers of the level root come from two tables this long
+_COMPARE_BLOCK = 1 << 20  # frames compared per block (bounded temporaries)
 
 __all__ = ["StackTree"]
 
@@ -141,44 +150,20 @@ class _Events:
     level: np.ndarray  # per event: stack level, 1 = outermost frame of a stack
 
     @classmethod
-    def build(cls, npush, frames, keep) -> _Events:
-        """Vectorised: reverse each record's frames (they are listed innermost first)."""
+    def build(cls, npush, frames, keep, src) -> _Events:
+        """Vectorised: each record's frames, listed innermost first from ``frames[src]``
+        on, reversed."""
         end = np.cumsum(npush)
         start = end - npush
-        iota = np.arange(frames.size)
+        iota = np.arange(end[-1] if end.size else 0)
         record = np.repeat(np.arange(npush.size), npush)
-        flat = (start + end - 1)[record]
+        flat = (src + end - 1)[record]
         flat -= iota
         frame = frames[flat]
         first_level = keep + 1 - start
         level = first_level[record]
         level += iota
         return cls(npush, start, end, first_level, np.flatnonzero(npush), record, frame, level)
-
-    def latest_push(self, thr, rec: np.ndarray, level: np.ndarray, threads: int) -> np.ndarray:
-        """Vectorised (one SIMD sort of the events by thread, level and index): for each
-        record of *rec* the last event of an earlier record of its thread at *level*, -1
-        if none."""
-        nf = self.frame.size
-        bits = max(1, (nf - 1).bit_length())
-        dtype = np.uint32 if _key_bits(threads, nf) <= 32 else np.uint64
-        thread_level = thr.astype(np.int64) << _LEVEL_BITS
-        # (thread << 9 | level) << bits | event, as per-record constants (mod 2**64, they
-        # may be negative) plus event * (2**bits + 1)
-        per_record = (thread_level + self.first_level) << bits
-        keys = per_record.view(np.uint64).astype(dtype)[self.record]
-        scaled = np.arange(nf, dtype=dtype)
-        scaled *= dtype((1 << bits) + 1)
-        keys += scaled
-        del scaled
-        keys.sort()
-        group = thread_level[rec] + level
-        query = ((group << bits) + self.start[rec]).astype(dtype)
-        j = _search_sorted_needles(keys, query)
-        j -= 1
-        found = keys[np.maximum(j, 0)].astype(np.int64)
-        ok = (j >= 0) & (found >> bits == group)
-        return np.where(ok, found & ((1 << bits) - 1), -1)
 
 
 @dataclass
@@ -200,6 +185,7 @@ class StackTree:
         self._cur_depth = np.zeros(0, np.int64)
         self._node_frame = np.zeros(1024, np.int32)
         self._node_parent = np.zeros(1024, np.int32)
+        self._node_depth = np.zeros(1024, np.int16)  # its level: 1 for an outermost frame
         self._node_hash = np.zeros(0, np.uint64)  # path hash of each node
         self._num_nodes = 0
         # (ids, path hashes) of nodes not yet in the hash store nor in _node_hash: both are
@@ -251,16 +237,20 @@ class StackTree:
 
     def _add_changes(self, npush, frames, thr, keep) -> np.ndarray:
         """Vectorised: :meth:`add_records` for stack-change records only."""
-        n = npush.size
-        if _key_bits(self.threads, frames.size) > 64 and n > 1:
-            return self._add_halves(npush, frames, thr, keep)
         if self._stale:
             self._rehash()
         self._index_new_nodes()
         if frames.size:
             self._cover_frames(int(frames.max()))
-        ev = _Events.build(npush, frames, keep)
-        base = self._bases(ev, thr, keep)
+        src = np.cumsum(npush)
+        src -= npush  # each record's first listed frame
+        known, rep = self._listed_stacks(npush, frames, keep, src)
+        own = np.flatnonzero((rep == np.arange(rep.size)) & (known < 0))  # into the tree
+        row = np.zeros(rep.size, np.intp)  # a record's row among those (of its stand-in)
+        row[own] = np.arange(own.size)
+        row = row[rep]
+        ev = _Events.build(npush[own], frames, keep[own], src[own])
+        base = self._bases(ev, thr, keep, own, row, known, npush)
         for reseed, exact in _HASHED_ATTEMPTS:
             if reseed:
                 self._set_seed(_new_seed())
@@ -271,52 +261,159 @@ class StackTree:
         else:
             node = self._exact_nodes(ev, base)
             self._stale = True
-        rec_stack = np.full(n, -1, np.int32)
+        own_stack = np.full(own.size, -1, np.int32)
         has = ev.pushing
-        rec_stack[has] = node[ev.end[has] - 1]
+        own_stack[has] = node[ev.end[has] - 1]
         # records that only pop (or keep) end on their base
-        bare = np.flatnonzero((npush == 0) & (keep > 0))
+        bare = np.flatnonzero((ev.npush == 0) & (keep[own] > 0))
         be = base.event[bare]
-        rec_stack[bare] = np.where(be >= 0, node[np.maximum(be, 0)] if node.size else -1,
+        own_stack[bare] = np.where(be >= 0, node[np.maximum(be, 0)] if node.size else -1,
                                    base.node[bare])
+        rec_stack = known.astype(np.int32)
+        rest = np.flatnonzero(known < 0)
+        rec_stack[rest] = own_stack[row[rest]]
         self._carry(npush, thr, keep, rec_stack)
         return rec_stack
 
-    def _add_halves(self, npush, frames, thr, keep) -> np.ndarray:
-        """Two batches in turn (so that the packed sort keys of each fit in 64 bits)."""
-        h = npush.size // 2
-        f = int(npush[:h].sum())
-        return np.concatenate([self._add_changes(npush[:h], frames[:f], thr[:h], keep[:h]),
-                               self._add_changes(npush[h:], frames[f:], thr[h:], keep[h:])])
+    # ------------------------------------------------------------------ listed stacks
+    def _listed_stacks(self, npush, frames, keep, src) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised: for records whose new stack is just their listed frames (they keep
+        no levels, so it does not depend on their thread's earlier stack): per record, the
+        node of a stack of an earlier batch it equals (else -1), and the first record of
+        the batch listing the same frames (else the record itself). Only the rest go into
+        the tree, so a stack met again costs a comparison of its frames, not a node lookup
+        per frame.
+
+        A listing's hash is the path hash of its stack: a node of earlier batches with that
+        hash is walked up to the root and compared frame by frame; records with equal
+        hashes in the batch are compared frame by frame. Mismatches stay apart."""
+        n = npush.size
+        known = np.full(n, -1, np.int64)
+        rep = np.arange(n)
+        fresh = np.flatnonzero((keep == 0) & (npush > 0))
+        if not fresh.size:
+            return known, rep
+        h = self._listing_hashes(frames, src[fresh], npush[fresh])
+        node = self._store.lookup(h, self._node_hash)
+        hit = np.flatnonzero(node >= 0)
+        if hit.size:
+            ok = self._path_is(node[hit], frames, src[fresh[hit]], npush[fresh[hit]])
+            known[fresh[hit[ok]]] = node[hit[ok]]
+            left = np.flatnonzero(known[fresh] < 0)
+            fresh, h = fresh[left], h[left]
+        if fresh.size < 2:
+            return known, rep
+        order = np.argsort(h, kind="stable")  # equal hashes in record order
+        hs = h[order]
+        head = np.empty(hs.size, bool)
+        head[0] = True
+        np.not_equal(hs[1:], hs[:-1], out=head[1:])
+        run_first = np.flatnonzero(head)
+        first = order[np.repeat(run_first, np.diff(np.r_[run_first, hs.size]))]
+        later = np.flatnonzero(first != order)
+        if not later.size:
+            return known, rep
+        dup, orig = fresh[order[later]], fresh[first[later]]
+        same = npush[dup] == npush[orig]
+        dup, orig = dup[same], orig[same]
+        same = _same_listings(frames, src[dup], src[orig], npush[dup])
+        rep[dup[same]] = orig[same]
+        return known, rep
+
+    def _listing_hashes(self, frames, src, npush) -> np.ndarray:
+        """Vectorised: the path hash of the stack listed (innermost first) in each
+        ``frames[src:src + npush]``. With level terms ``R**level``, that is
+        ``R**(src + npush) * sum(term(frame) * R**-g)`` over the listing's indices g in
+        *frames*: one cumsum for all records."""
+        acc = self._frame_terms[frames]
+        inverse = self._inverse_powers
+        for lo in range(0, acc.size, _POWER_BLOCK):  # acc[g] *= R**-g, a block at a time
+            part = acc[lo:lo + _POWER_BLOCK]
+            part *= inverse[0][: part.size]
+            part *= inverse[1][lo >> _POWER_BITS]
+        np.cumsum(acc, out=acc)
+        end = src + npush
+        h = acc[end - 1]
+        inner = np.flatnonzero(src)
+        h[inner] -= acc[src[inner] - 1]
+        h *= self._powers[0][end & (_POWER_BLOCK - 1)]
+        h *= self._powers[1][end >> _POWER_BITS]
+        return h
+
+    def _path_is(self, node, frames, src, npush) -> np.ndarray:
+        """Vectorised over records, sequential over levels: whether each *node*'s stack is
+        exactly the listing ``frames[src:src + npush]`` (innermost first)."""
+        ok = self._node_depth[node] == npush
+        node, src, npush = node[ok], src[ok], npush[ok]
+        by_length = np.argsort(-npush, kind="stable")
+        cur = node[by_length].astype(np.intp)
+        first, count = src[by_length], npush[by_length]
+        # level-major: the walk's frames, and where the listing has them
+        live = np.searchsorted(-count, -np.arange(int(count[0]) if count.size else 0))
+        start = np.r_[0, np.cumsum(live)]
+        walked = np.empty(start[-1], np.int32)
+        listed_at = np.empty(start[-1], np.intp)
+        for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
+            c = cur[: hi - lo]
+            np.take(self._node_frame, c, out=walked[lo:hi])
+            np.add(first[: hi - lo], i, out=listed_at[lo:hi])
+            c[...] = self._node_parent[c]  # (the root, -1, only after a walk's last level)
+        differ = np.flatnonzero(walked != frames[listed_at])
+        bad = np.zeros(cur.size, bool)
+        bad[differ - start[np.searchsorted(start, differ, side="right") - 1]] = True
+        ok[np.flatnonzero(ok)[by_length[bad]]] = False
+        return ok
 
     # ------------------------------------------------------------------ bases
-    def _bases(self, ev: _Events, thr, keep) -> _Bases:
-        """Vectorised: each record's base, the node at level *keep* of its thread's stack:
-        the latest push of that thread at that level in an earlier record of this batch,
-        else carried from earlier batches."""
-        n = keep.size
-        event = np.full(n, -1, np.int64)
-        rec = np.flatnonzero(keep)
-        if ev.frame.size and rec.size:
-            event[rec] = ev.latest_push(thr, rec, keep[rec], self.threads)
-        node = np.full(n, -1, np.int32)
-        carried = rec[event[rec] < 0]
-        node[carried] = self._ancestors(thr[carried], keep[carried])
+    def _bases(self, ev: _Events, thr, keep, own, row, known, npush) -> _Bases:
+        """Vectorised: the base of each record of *ev*: the batch's records *own*; *row*
+        maps every batch record to the row of its stand-in among them, *known* to the node
+        of its stack when that was found among earlier batches' nodes. A base is the node
+        at level *keep* of the thread's stack, pushed by the latest earlier record of the
+        thread in the batch that keeps fewer levels (those in between keep that level, and
+        that record set it), else carried from earlier batches."""
+        order = np.argsort(thr.astype(kernels.small_key_dtype(max(self.threads, 1))),
+                           kind="stable")  # a radix sort for small keys
+        position = np.empty(order.size, np.intp)
+        position[order] = np.arange(order.size)
+        rows = np.flatnonzero(keep[own])  # rows that need a base
+        rec = own[rows]
+        k = keep[rec]
+        j = kernels.previous_below(keep[order], position[rec], k)
+        p = order[np.maximum(j, 0)]
+        found = (j >= 0) & (thr[p] == thr[rec])
+        within = k - keep[p] - 1  # the pushed frame at level k, counted from the outermost
+        source = row[p]
+        in_tree = found & (known[p] < 0)
+        if (in_tree & (within >= ev.npush[source])).any():
+            raise ValueError("a record keeps more levels than its thread's stack has")
+        event = np.full(own.size, -1, np.int64)
+        event[rows[in_tree]] = ev.start[source[in_tree]] + within[in_tree]
+        node = np.full(own.size, -1, np.int32)
+        on_known = np.flatnonzero(found & ~in_tree)
+        node[rows[on_known]] = self._walk_up(known[p[on_known]], npush[p[on_known]],
+                                             k[on_known])
+        lost = np.flatnonzero(~found)
+        node[rows[lost]] = self._walk_up(self._cur_node[thr[rec[lost]]],
+                                         self._cur_depth[thr[rec[lost]]], k[lost])
+        carried = np.sort(np.r_[rows[on_known], rows[lost]])
         return _Bases(event, node, carried)
 
-    def _ancestors(self, thread: np.ndarray, level: np.ndarray) -> np.ndarray:
-        """Vectorised over queries, sequential over levels: the node at *level* of each
-        *thread*'s current stack, walking up from its current node."""
-        if level.size and (level > self._cur_depth[thread]).any():
+    def _walk_up(self, node: np.ndarray, depth: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """Vectorised over queries, sequential over levels: the node at *level* of the
+        stacks ending on *node* at *depth*."""
+        steps = np.asarray(depth, np.int64) - level
+        if (steps < 0).any():
             raise ValueError("a record keeps more levels than its thread's stack has")
-        node = self._cur_node[thread]
-        depth = self._cur_depth[thread]
-        up = np.flatnonzero(depth > level)
-        while up.size:
-            node[up] = self._node_parent[node[up]]
-            depth[up] -= 1
-            up = up[depth[up] > level[up]]
-        return node
+        by_steps = np.argsort(-steps, kind="stable")
+        cur = node[by_steps].astype(np.intp)
+        live = np.searchsorted(-steps[by_steps], -np.arange(int(steps.max()) if steps.size else 0))
+        for n in live.tolist():
+            c = cur[:n]
+            c[...] = self._node_parent[c]
+        out = np.empty(cur.size, np.int32)
+        out[by_steps] = cur
+        return out
 
     # ------------------------------------------------------------------ nodes by hash
     def _hashed_nodes(self, ev: _Events, base: _Bases, exact: bool):
@@ -347,7 +444,7 @@ class StackTree:
         node = ids[group_of]
         del group_of
         parent = self._event_parents(ev, base, node)
-        self._write_nodes(ev.frame[new_first], parent[new_first])
+        self._write_nodes(ev.frame[new_first], parent[new_first], ev.level[new_first])
         # every event but the first of a new node (the node was just made from it)
         check = np.flatnonzero(~is_new_first) if 2 * new.size > nf else slice(None)
         if not self._proven(ev.frame, parent, node, check):
@@ -437,7 +534,7 @@ class StackTree:
         frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
         parent = (keys >> np.uint64(32)).astype(np.int64) - 1
         parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self._write_nodes(frame[order], parent[order])  # (hashes: at the next rehash)
+        self._write_nodes(frame[order], parent[order], ev.level[first_event[order]])
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
@@ -445,7 +542,15 @@ class StackTree:
     def _set_seed(self, seed: int) -> None:
         """New random terms: per level (odd, so a term tells frames apart) and per frame."""
         self._seed = seed
-        self._level_terms = kernels.hash_table(MAX_DEPTH + 1, seed ^ 0x5EED) | np.uint64(1)
+        # level terms R**level (R odd): a listed stack's path hash is then one cumsum away
+        # (see _listing_hashes)
+        self._root = int(kernels.hash_table(1, seed ^ 0x5EED)[0]) | 1
+        self._inverse_root = pow(self._root, -1, 1 << 64)
+        # x**g = table[0][g % B] * table[1][g // B] for g below 2**32, B = _POWER_BLOCK
+        self._powers, self._inverse_powers = (
+            (_geometric(x, _POWER_BLOCK), _geometric(pow(x, _POWER_BLOCK, 1 << 64), _POWER_BLOCK))
+            for x in (self._root, self._inverse_root))
+        self._level_terms = self._powers[0][: MAX_DEPTH + 1]
         self._frame_terms = kernels.hash_table(self._frame_terms.size, seed)
 
     def _cover_frames(self, top: int) -> None:
@@ -463,15 +568,18 @@ class StackTree:
         return terms
 
     # ------------------------------------------------------------------ state
-    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray) -> None:
-        """Write nodes with ids from the current count on (without counting them)."""
+    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> None:
+        """Write nodes with ids from the current count on (without counting them; their
+        hashes come with the next batch, see _index_new_nodes)."""
         need = self._num_nodes + frame.size
         if need > self._node_frame.size:
             cap = max(need, 2 * self._node_frame.size)
             self._node_frame = _grown(self._node_frame, cap, self._num_nodes)
             self._node_parent = _grown(self._node_parent, cap, self._num_nodes)
+            self._node_depth = _grown(self._node_depth, cap, self._num_nodes)
         self._node_frame[self._num_nodes:need] = frame
         self._node_parent[self._num_nodes:need] = parent
+        self._node_depth[self._num_nodes:need] = depth
 
     def _index_new_nodes(self) -> None:
         """Put the path hashes of the nodes of earlier batches in _node_hash and the store."""
@@ -510,26 +618,35 @@ class StackTree:
 
 
 # ---------------------------------------------------------------------- helpers
-def _key_bits(threads: int, events: int) -> int:
-    """Bits of the packed (thread, level, event) sort keys of a batch."""
-    return (max(threads, 1) << _LEVEL_BITS).bit_length() + max(1, (events - 1).bit_length())
+def _geometric(ratio: int, count: int) -> np.ndarray:
+    """Vectorised: ``ratio**g`` mod 2**64 for g below *count*."""
+    out = np.full(count, ratio, np.uint64)
+    out[:1] = 1
+    return np.multiply.accumulate(out, out=out)  # (wraps mod 2**64)
 
 
-def _search_sorted_needles(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
-    """Vectorised: ``np.searchsorted(haystack, needles)``, the needles sorted first (with
-    their index packed in, by one SIMD sort): sorted needles search about 3 times faster."""
-    bits = max(1, (needles.size - 1).bit_length())
-    if needles.dtype.itemsize * 8 + bits > 64:
-        order = np.argsort(needles)
-    else:
-        packed = needles.astype(np.uint64) << np.uint64(bits)
-        packed |= np.arange(needles.size, dtype=np.uint64)
-        packed.sort()
-        packed &= np.uint64((1 << bits) - 1)
-        order = packed.view(np.intp)
-    out = np.empty(needles.size, np.intp)
-    out[order] = np.searchsorted(haystack, needles[order])
-    return out
+def _same_listings(frames, a, b, count) -> np.ndarray:
+    """Vectorised, in blocks of about :data:`_COMPARE_BLOCK` frames: per pair, whether
+    ``frames[a:a + count]`` equals ``frames[b:b + count]``."""
+    same = np.ones(a.size, bool)
+    cum = np.cumsum(count)
+    total = int(cum[-1]) if cum.size else 0
+    bounds = np.r_[0, np.searchsorted(cum, np.arange(_COMPARE_BLOCK, total, _COMPARE_BLOCK)),
+                   a.size]
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if lo >= hi:
+            continue
+        c = count[lo:hi]
+        offs = np.cumsum(c)
+        offs -= c
+        idx = np.repeat(a[lo:hi] - offs, c)
+        idx += np.arange(idx.size)
+        listed = frames[idx]
+        idx += np.repeat(b[lo:hi] - a[lo:hi], c)
+        differ = np.flatnonzero(listed != frames[idx])
+        if differ.size:
+            same[lo + np.searchsorted(offs, differ, side="right") - 1] = False
+    return same
 
 
 def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
