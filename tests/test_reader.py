@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from reference import reference_decode, reference_write, requires_reference
+from tachyon_format.codec import samples as sample_codec
 from tachyon_format.codec.byteswap import swap_byte_order
 from tachyon_format.codec.canonical import write_canonical
 
@@ -54,6 +55,19 @@ def test_read_in_small_chunks_equals_one_shot(path):
     assert stack_tuples(chunked) == stack_tuples(whole)
     assert len(chunked.stacks) == len(whole.stacks)  # one node per distinct (parent, frame)
     np.testing.assert_array_equal(whole.records.offset, chunked.records.offset)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=IDS)
+def test_read_with_and_without_helper_thread_are_identical(path, monkeypatch):
+    """Small windows, so that discovery runs ahead in the helper thread many times."""
+    monkeypatch.setattr(sample_codec, "WINDOW", 1024)
+    alone = tachyon_format.read(path, threads=False)
+    helped = tachyon_format.read(path, threads=True)
+    for name, column in alone.samples.columns().items():
+        np.testing.assert_array_equal(column, helped.samples.columns()[name], err_msg=name)
+    np.testing.assert_array_equal(alone.stacks.frame, helped.stacks.frame)
+    np.testing.assert_array_equal(alone.stacks.parent, helped.stacks.parent)
+    np.testing.assert_array_equal(alone.records.offset, helped.records.offset)
 
 
 def stack_tuples(profile) -> list[tuple[int, ...]]:

@@ -176,14 +176,15 @@ def decoded_rows(batch, dec):
 def run_both(region, chunks=None, **kw):
     """(model result, decoder result): sample rows, or ('error', message, offset, record)."""
     try:
-        expected = model_replay(region, **{k: v for k, v in kw.items() if k != "frame_ok"},
+        expected = model_replay(region, **{k: v for k, v in kw.items()
+                                           if k not in ("frame_ok", "threads")},
                                 frame_ok=kw.get("frame_ok"))
     except ReplayError as exc:
         expected = ("error", exc.message, exc.offset, exc.record)
     args = {"order": kw.get("order", "<"), "start_time_us": kw.get("start", 0),
             "thread_count": kw.get("thread_count", 1 << 30),
             "frame_count": kw.get("frame_count", 1 << 30),
-            "frame_string_ok": kw.get("frame_ok")}
+            "frame_string_ok": kw.get("frame_ok"), "threads": kw.get("threads")}
     dec = SampleDecoder(**args)
     try:
         if chunks is None:
@@ -290,13 +291,14 @@ def test_small_sample_blocks_equal_one_block(region, block):
 
 
 @FEWER
-@given(stream(), st.integers(13, 80), st.integers(13, 80))
-def test_small_windows_equal_one_window(region, first_window, window):
+@given(stream(), st.integers(13, 80), st.integers(13, 80), st.booleans())
+def test_small_windows_equal_one_window(region, first_window, window, threads):
     """Many windows: later ones filter candidates by the threads seen so far, and a new
-    thread must only hand over to the sequential reader."""
+    thread must only hand over to the sequential reader; with a helper thread, each
+    window's discovery runs while the one before is committed."""
     with (mock.patch.object(sample_codec, "FIRST_WINDOW", first_window),
           mock.patch.object(sample_codec, "WINDOW", window)):
-        expected, got, _, _ = run_both(region)
+        expected, got, _, _ = run_both(region, threads=threads)
     assert got == expected
 
 
@@ -444,18 +446,21 @@ def _frame_rows(data: bytes, num_strings: int, num_frames: int) -> list[list]:
 
 @pytest.mark.skipif(not FIXTURE_FILES, reason="shared CPython 3.15.2 fixtures not found")
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
-@pytest.mark.parametrize(("chunk", "block", "dense_above"),
-                         [(None, None, None), (997, None, None), (None, 7, 0.0)])
-def test_real_files_match_cpython_reference(path, chunk, block, dense_above):
+@pytest.mark.parametrize(("chunk", "block", "dense_above", "window", "threads"),
+                         [(None, None, None, None, False), (997, None, None, None, None),
+                          (None, 7, 0.0, None, None), (None, None, None, 4096, True)])
+def test_real_files_match_cpython_reference(path, chunk, block, dense_above, window, threads):
     data = path.read_bytes()
     region, h = _region(data)
     frames = _frame_rows(data, h["num_strings"], h["num_frames"])
     cuts = None if chunk is None else list(range(chunk, len(region), chunk))
     layout = kernels.TerminatorIndex.DENSE_ABOVE if dense_above is None else dense_above
     with (mock.patch.object(sample_codec, "SAMPLE_BLOCK", block or sample_codec.SAMPLE_BLOCK),
+          mock.patch.object(sample_codec, "WINDOW", window or sample_codec.WINDOW),
           mock.patch.object(kernels.TerminatorIndex, "DENSE_ABOVE", layout)):
         expected, got, dec, _ = run_both(region, chunks=cuts, start=h["start"],
-                                         thread_count=h["threads"], frame_count=h["num_frames"])
+                                         thread_count=h["threads"], frame_count=h["num_frames"],
+                                         threads=threads)
     assert got == expected
     assert dec.total_samples == h["count"]
     with gzip.open(path.with_suffix("").with_suffix(".ref.jsonl.gz"), "rt") as fh:

@@ -26,13 +26,19 @@ from .tachyon_file import Source, TachyonFile, frame_strings_ok, open_file
 DEFAULT_CHUNK_SIZE = 8 << 20
 
 
-def read(source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Profile:
+def read(
+    source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE, threads: bool | None = None
+) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
+
+    *threads*: whether a helper thread finds the next stretch of records while the current
+    one is decoded (the result is the same either way); by default, when this process may
+    run on more than one CPU.
 
     Raises :class:`~tachyon_format.FormatError` for anything CPython's reader rejects,
     including a sample count that differs from the header's."""
     with open_file(source) as meta:
-        decoder = _decoder(meta)
+        decoder = _decoder(meta, threads)
         samples = GrowingColumns.samples(_sample_capacity(meta))
         records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
@@ -42,7 +48,7 @@ def read(source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Profile:
 
 
 def iter_batches(
-    source: Source, *, samples_per_batch: int = 1_000_000
+    source: Source, *, samples_per_batch: int = 1_000_000, threads: bool | None = None
 ) -> Iterator[Profile]:
     """The profile as successive batches of at most ``samples_per_batch`` samples.
 
@@ -51,11 +57,11 @@ def iter_batches(
     ``threads`` and ``stacks`` are the tables seen so far: stack and thread ids stay valid
     in later batches, so results can be aggregated batch by batch. Memory is bounded by
     the batch size and the tables, not by the file. The sample-count check happens after
-    the last batch."""
+    the last batch. *threads* as for :func:`read`."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
     with open_file(source) as meta:
-        decoder = _decoder(meta)
+        decoder = _decoder(meta, threads)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
         pending = GrowingColumns.samples(samples_per_batch)
@@ -71,7 +77,7 @@ def iter_batches(
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _decoder(meta: TachyonFile) -> SampleDecoder:
+def _decoder(meta: TachyonFile, threads: bool | None) -> SampleDecoder:
     assert meta.frames is not None
     return SampleDecoder(
         order=meta.order,
@@ -79,6 +85,7 @@ def _decoder(meta: TachyonFile) -> SampleDecoder:
         thread_count=meta.thread_count,
         frame_count=len(meta.frames),
         frame_string_ok=frame_strings_ok(meta.frames, len(meta.strings or ())),
+        threads=threads,
     )
 
 

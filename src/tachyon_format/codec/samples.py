@@ -22,6 +22,8 @@ Pipeline, per window of a few MB of the region:
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -38,7 +40,7 @@ from .stack_tree import MAX_DEPTH, StackTree
 
 REPEAT, FULL, SUFFIX, POP_PUSH = (int(e) for e in spec.Encoding)
 PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
-WINDOW = 1 << 22
+WINDOW = 1 << 21
 FIRST_WINDOW = 1 << 16  # until the threads are known (see _known_thread_candidates)
 MAX_THREAD_STOPS = 16  # chain stops at new threads before candidates stop being filtered
 SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries
@@ -83,7 +85,11 @@ class _Records:
 
 
 class SampleDecoder:
-    """Incremental decoder of a sample region; feed it with :meth:`decode` (chunks allowed)."""
+    """Incremental decoder of a sample region; feed it with :meth:`decode` (chunks allowed).
+
+    *threads*: whether a helper thread runs the next window's record discovery while a
+    window is committed (see :meth:`_run`); None: when the process may use more than one
+    CPU. The result is the same either way."""
 
     def __init__(
         self,
@@ -93,10 +99,13 @@ class SampleDecoder:
         thread_count: int,
         frame_count: int,
         frame_string_ok: npt.NDArray[np.bool_] | None = None,
+        threads: bool | None = None,
     ) -> None:
         if order not in ("<", ">"):
             raise ValueError(f"order must be '<' or '>', not {order!r}")
         self.order = order
+        # a helper thread for discovery (see _run); by default when there is a spare CPU
+        self.discover_ahead = _spare_cpu() if threads is None else bool(threads)
         self.start_time_us = int(start_time_us) & 0xFFFFFFFFFFFFFFFF
         self.thread_count = int(thread_count)
         self.frame_count = int(frame_count)
@@ -118,6 +127,7 @@ class SampleDecoder:
         self._records = 0
         self._known_iids: list[int] = []
         self._scalar_run = 1
+        self._window = FIRST_WINDOW
         self._filter_threads = True
         self._thread_stops = 0
         # (thread ids sorted, their interpreter ids, their rows), see _known_threads
@@ -191,17 +201,36 @@ class SampleDecoder:
             self._finished = True
 
     def _run(self, buf: np.ndarray, base: int, final: bool) -> int:
-        """Scan driver: speculative windows, with scalar fallback; returns the stop position."""
+        """Scan driver: speculative windows, with scalar fallback; returns the stop position.
+
+        With a helper thread, the next window's discovery runs while a window is committed
+        (numpy lets go of the GIL in its loops). Discovery only reads a snapshot of the
+        thread table (:meth:`_threads_seen`), to filter candidates: one that misses a thread
+        added since stops its chain there, as for any new thread, so the records found
+        never depend on the timing."""
         n = buf.size
         pos = 0
-        window = WINDOW if self._tids else FIRST_WINDOW
+        window = self._window
+        ahead = None  # (start, stop, future) of a discovery under way
         while pos < n:
             stop = min(n, pos + window)
-            recs, cut, why = self._speculate(buf, pos, stop, base, at_end=stop == n)
+            if ahead is not None and ahead[:2] == (pos, stop):
+                recs, cut, why = ahead[2].result()
+            else:
+                recs, cut, why = self._speculate(buf, pos, stop, base, stop == n,
+                                                 self._threads_seen())
+            ahead = None
             if recs is not None:
+                # windows grow to WINDOW: the first learns the threads, and small ones
+                # start the overlap early
+                window = self._window = min(WINDOW, 4 * window)
+                helper = _helper() if self.discover_ahead and self._tids else None
+                if helper is not None and why == "window" and pos < cut < n:
+                    nxt = min(n, cut + window)
+                    ahead = (cut, nxt, helper.submit(self._speculate, buf, cut, nxt, base,
+                                                     nxt == n, self._threads_seen()))
                 self._commit(recs)
                 self._scalar_run = 1 if cut - pos > 1 << 16 else self._scalar_run
-                window = WINDOW
             if why == "window":
                 if cut == pos:
                     window *= 2
@@ -224,7 +253,13 @@ class SampleDecoder:
         return pos
 
     # ------------------------------------------------------------------ stage 1, vectorised
-    def _speculate(self, buf, start, stop, base, at_end):
+    def _threads_seen(self) -> tuple[list[int], np.ndarray | None]:
+        """What discovery may know of the threads: the interpreter ids, and the sorted
+        thread ids while candidates are filtered by them (see _known_thread_candidates)."""
+        filtering = self._filter_threads and self._tids
+        return list(self._known_iids), self._known_threads()[0] if filtering else None
+
+    def _speculate(self, buf, start, stop, base, at_end, seen):
         """Vectorised record discovery in ``buf[start:stop]``; returns (records, cut, reason).
 
         reason: "done" (consumed to the end), "window" (the next record does not fit in the
@@ -234,10 +269,11 @@ class SampleDecoder:
         n = w.size
         if n < PREFIX_SIZE:
             return None, start, ("scalar" if at_end else "window")
-        cand = self._candidates(w)
+        iids, tids = seen
+        cand = self._candidates(w, iids)
         if not cand.size or cand[0] != 0:
             return None, start, "scalar"
-        cand = self._known_thread_candidates(w, cand)
+        cand = self._known_thread_candidates(w, cand, tids)
         ti = kernels.TerminatorIndex.of(w)
         nt = ti.count
         # the encoding byte (0..3) is a terminator: the body's first varint has the next rank
@@ -330,7 +366,7 @@ class SampleDecoder:
         )
         return recs, cut, why
 
-    def _candidates(self, w: np.ndarray) -> np.ndarray:
+    def _candidates(self, w: np.ndarray, known_iids: list[int]) -> np.ndarray:
         """Vectorised: offsets with a known interpreter id (or the window start's) and an
         encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
 
@@ -339,7 +375,7 @@ class SampleDecoder:
         breaks the chain and goes to the sequential reader)."""
         m = w.size - PREFIX_SIZE + 1
         endian = "little" if self.order == "<" else "big"
-        iids = {bytes(w[8:12])} | {i.to_bytes(4, endian) for i in self._known_iids}
+        iids = {bytes(w[8:12])} | {i.to_bytes(4, endian) for i in known_iids}
         hit = None
         for iid in iids:
             same = w[8:8 + m] == iid[0]
@@ -350,15 +386,16 @@ class SampleDecoder:
         hit[:-1] &= (w[12:-1] != REPEAT) | (w[13:] != 0)
         return np.flatnonzero(hit)
 
-    def _known_thread_candidates(self, w: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    def _known_thread_candidates(self, w: np.ndarray, cand: np.ndarray,
+                                 known: np.ndarray | None) -> np.ndarray:
         """Vectorised: the candidates whose thread id is a known one (and the window's
         first), once threads are known. In real profiles about one candidate in two to four
         is a true record; a record of a new thread just ends the chain there, the sequential
         reader registers the thread, and the next window knows it. After
-        :data:`MAX_THREAD_STOPS` such stops the filter is off for good."""
-        if not self._filter_threads or not self._tids:
+        :data:`MAX_THREAD_STOPS` such stops the filter is off for good (*known* is then
+        None)."""
+        if known is None:
             return cand
-        known, _, _ = self._known_threads()
         tid = _gather(w, cand, self._tid_dtype)
         at = np.minimum(np.searchsorted(known, tid), known.size - 1)
         keep = known[at] == tid
@@ -628,6 +665,23 @@ class SampleDecoder:
 
 
 # ---------------------------------------------------------------------- helpers
+_HELPER: list[ThreadPoolExecutor] = []
+
+
+def _helper() -> ThreadPoolExecutor:
+    """The process's discovery thread, started on first use."""
+    if not _HELPER:
+        _HELPER.append(ThreadPoolExecutor(1, thread_name_prefix="tachyon-format"))
+    return _HELPER[0]
+
+
+def _spare_cpu() -> bool:
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # (not on every platform)
+        return (os.cpu_count() or 1) > 1
+
+
 def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Vectorised: fixed-width integers of *dtype* at byte offsets *pos* of *w* (through an
     overlapping view with a one-byte stride: numpy handles the unaligned loads)."""
