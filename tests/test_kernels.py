@@ -193,10 +193,12 @@ def test_terminator_index_rank_and_select(layout, data, draw):
 
 
 @INDEX_LAYOUTS
+@pytest.mark.parametrize("stepped_above", [0.0, 0.25, 2.0])  # (sparse: how runs are fixed)
 @given(_varint_bytes(), st.integers(1, 3), st.data())
-def test_terminator_index_select_runs(layout, data, step, draw):
+def test_terminator_index_select_runs(layout, stepped_above, data, step, draw):
     buf = np.array(data, np.uint8)
     ti = layout(buf)
+    ti.STEPPED_ABOVE = stepped_above
     firsts, counts, k = [], [], draw.draw(st.integers(0, 3))
     while k < ti.count:  # increasing, non-overlapping runs of ranks k, k + step, ...
         count = draw.draw(st.integers(0, (ti.count - 1 - k) // step + 1))

@@ -273,6 +273,10 @@ class DenseTerminatorIndex(TerminatorIndex):
 class SparseTerminatorIndex(TerminatorIndex):
     """:class:`TerminatorIndex` holding the sorted positions of the continuation bytes only."""
 
+    # select_runs: above this share of ranks in runs with continuation bytes inside, one
+    # step-up pass over all ranks beats fixing those runs rank by rank
+    STEPPED_ABOVE = 0.25
+
     def __init__(self, buf: npt.NDArray[np.uint8], cont: npt.NDArray[np.intp] | None = None):
         self.buf = buf
         self.cont = np.flatnonzero(buf >= 0x80) if cont is None else cont
@@ -305,17 +309,48 @@ class SparseTerminatorIndex(TerminatorIndex):
         result, of the terminators that follow a continuation byte (the multi-byte varints).
 
         ``select(decode_ragged_ranges(first, count, step))`` without the per-rank search:
-        the continuation bytes before a rank change only at a few places, which are found
-        per continuation byte (one search among the runs) and applied as one ``repeat``."""
+        the continuation bytes counted before a run's first rank are one search per run,
+        and only runs with continuation bytes inside (multi-byte varints after their
+        first, rare in sample payloads) need work per rank."""
         first = np.asarray(first, np.intp)
         count = np.asarray(count, np.intp)
         total = int(count.sum())
         start = np.cumsum(count)
         start -= count  # index of each run's first rank
+        keys = self._before_cont
+        before = np.searchsorted(keys, first, side="right") if keys.size else 0
+        out = np.repeat(first - step * start + before, count)
+        out += _steps(step, total)
+        if not keys.size or not total:
+            return out, np.zeros(0, np.intp)
+        within = np.searchsorted(keys, first + step * (count - 1), side="right") - before
+        inner = np.flatnonzero((within > 0) & (count > 0))
+        # a key equal to a run's first rank makes that first terminator a multi-byte one
+        opens = (before > 0) & (count > 0)
+        opens[opens] = keys[before[opens] - 1] == first[opens]
+        multi = start[opens]
+        if not inner.size:
+            return out, multi
+        touched = count[inner]
+        if int(touched.sum()) > self.STEPPED_ABOVE * total:  # many: one pass over all
+            return self._select_runs_stepped(first, count, step, start, total)
+        # the keys inside each such run, and the index where each one steps the count up
+        key_at = decode_ragged_ranges(before[inner], within[inner])
+        run = np.repeat(inner, within[inner])
+        offset = keys[key_at] - first[run]  # > 0
+        at = start[run] - (-offset // step)  # the first rank at or after the key
+        idx = decode_ragged_ranges(start[inner], touched)
+        keys_before = np.cumsum(within[inner])
+        keys_before -= within[inner]
+        out[idx] += np.searchsorted(at, idx, side="right") - np.repeat(keys_before, touched)
+        exact = at[offset % step == 0]
+        multi = np.union1d(multi, exact) if multi.size else _unique_sorted(exact)
+        return out, multi
+
+    def _select_runs_stepped(self, first, count, step, start, total):
+        """:meth:`select_runs` with one step-up pass over all the ranks."""
         out = np.repeat(first - step * start, count)
         out += _steps(step, total)
-        if not self.cont.size or not total:
-            return out, np.zeros(0, np.intp)
         # only the continuation bytes among the listed ranks matter; those before count once
         keys = self._before_cont
         lo = int(np.searchsorted(keys, first[0], side="left"))
@@ -327,10 +362,7 @@ class SparseTerminatorIndex(TerminatorIndex):
         bounds[1:-1] = at
         out += np.repeat(np.arange(lo, lo + at.size + 1, dtype=np.intp), np.diff(bounds))
         # a terminator of rank exactly `before_cont` ends the varint holding that byte
-        multi = at[exact]
-        if multi.size:
-            multi = multi[np.r_[True, multi[1:] != multi[:-1]]]
-        return out, multi
+        return out, _unique_sorted(at[exact])
 
     @staticmethod
     def _first_at_least(keys, first, count, start, step):
@@ -361,6 +393,11 @@ class SparseTerminatorIndex(TerminatorIndex):
 
 _STEPS: dict[int, np.ndarray] = {}
 _STEPS_CACHED = 1 << 18
+
+
+def _unique_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array."""
+    return a[np.r_[True, a[1:] != a[:-1]]] if a.size else a
 
 
 def _steps(step: int, n: int) -> np.ndarray:
