@@ -280,17 +280,20 @@ class SampleDecoder:
         t0 = ti.rank(cand + PREFIX_SIZE, ordered=True)
         enc = w[cand + 12]
 
-        def at(rank):  # ranks past the end are clamped: those candidates are incomplete
-            return ti.varints_ending_at(ti.select(np.minimum(rank, nt - 1), ordered=True))
-
         # va: REPEAT count or the delta; vb: FULL depth or the shared/pop count; vc: new frames
-        va = at(t0)
+        # (their terminators: mostly the very next bytes, else found by rank; ranks past the
+        # end are clamped: those candidates are incomplete)
+        at_a = _terminators_from(ti, cand + PREFIX_SIZE - 1, t0 - 1, 1)
+        va = ti.varints_ending_at(at_a)
         vb = np.zeros(cand.size, np.uint64)
         vc = np.zeros(cand.size, np.uint64)
         listed = np.flatnonzero(enc != REPEAT)
-        vb[listed] = at(t0[listed] + 2)
-        counted = listed[enc[listed] != FULL]
-        vc[counted] = at(t0[counted] + 3)
+        at_b = _terminators_from(ti, at_a[listed], t0[listed], 2)
+        vb[listed] = ti.varints_ending_at(at_b)
+        counted = np.flatnonzero(enc[listed] != FULL)
+        vc[listed[counted]] = ti.varints_ending_at(
+            _terminators_from(ti, at_b[counted], t0[listed[counted]] + 2, 1))
+        counted = listed[counted]
         # ranks the record spans after t0 (capped: a huge count means an incomplete record)
         cap = np.uint64(nt)
         last = 2 * np.minimum(va, cap).astype(np.int64)
@@ -695,6 +698,22 @@ def _gather(w: np.ndarray, pos: np.ndarray, dtype: np.dtype) -> np.ndarray:
     at_every_byte = np.ndarray((w.size - dtype.itemsize + 1,), dtype=dtype, buffer=w,
                                offset=0, strides=(1,))
     return at_every_byte[pos].astype(dtype.newbyteorder("="))
+
+
+def _terminators_from(ti: kernels.TerminatorIndex, pos, rank, steps: int) -> np.ndarray:
+    """Vectorised: the terminator *steps* ranks after the one of rank *rank* at *pos*
+    (``select(rank + steps)``, clamped to the last): the one *steps* bytes on when the
+    bytes between are terminators too (single-byte varints, the usual case), else by
+    rank."""
+    w = ti.buf
+    out = pos + steps
+    ok = out < w.size
+    for i in range(1, steps + 1):
+        ok &= np.take(w, pos + i, mode="clip") < 0x80
+    other = np.flatnonzero(~ok)
+    if other.size:
+        out[other] = ti.select(np.minimum(rank[other] + steps, ti.count - 1), ordered=True)
+    return out
 
 
 def _sample_blocks(nsamp: np.ndarray, block: int | None = None):
