@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -236,3 +237,32 @@ def test_validate_reports_problems_without_raising(tmp_path, capsys):
     assert main(["validate", str(good), str(bad)]) == 1
     out = capsys.readouterr().out
     assert f"{good}: ok" in out and "Sample count mismatch" in out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_read_in_a_forked_child_after_the_parent_used_the_helper_thread():
+    """A forked child inherits the helper executor but not its thread: it must start its
+    own instead of waiting forever on work nobody runs."""
+    import time
+
+    path = GOLDEN[0]
+    expected = canonical(path)
+    tachyon_format.read(path, threads=True)
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if it read the same profile
+        try:
+            out = io.StringIO()
+            write_canonical(tachyon_format.read(path, threads=True), out)
+            os._exit(0 if out.getvalue() == expected else 1)
+        except BaseException:
+            os._exit(2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the child's read() hung")

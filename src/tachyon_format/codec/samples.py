@@ -673,14 +673,18 @@ class SampleDecoder:
 
 
 # ---------------------------------------------------------------------- helpers
-_HELPER: list[ThreadPoolExecutor] = []
+_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id
 
 
 def helper_thread() -> ThreadPoolExecutor:
-    """The process's discovery thread, started on first use."""
-    if not _HELPER:
-        _HELPER.append(ThreadPoolExecutor(1, thread_name_prefix="tachyon-format"))
-    return _HELPER[0]
+    """The process's helper thread, started on first use (again in a forked child, which
+    inherits the executor but not its thread)."""
+    pid = os.getpid()
+    helper = _HELPER.get(pid)
+    if helper is None:
+        _HELPER.clear()
+        helper = _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="tachyon-format")
+    return helper
 
 
 def _spare_cpu() -> bool:
