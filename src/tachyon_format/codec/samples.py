@@ -111,6 +111,7 @@ class SampleDecoder:
         self.frame_count = int(frame_count)
         ok = np.ones(self.frame_count, bool) if frame_string_ok is None else frame_string_ok
         self._frame_ok = np.asarray(ok, dtype=bool)
+        self._all_frames_ok = bool(self._frame_ok.all())  # then an index bound is the check
         self._tid_dtype = np.dtype(order + "u8")
         self._iid_dtype = np.dtype(order + "u4")
         # thread table and per-thread state (rows in first-appearance order)
@@ -639,7 +640,7 @@ class SampleDecoder:
     def _check_frames(self, r: _Records, errors: list) -> None:
         """Vectorised: CPython's lazy frame and string index checks for emitted stacks."""
         f = r.frames
-        if not f.size:
+        if not f.size or (self._all_frames_ok and int(f.max()) < self.frame_count):
             return
         out = f >= self.frame_count
         bad = out.copy()
