@@ -18,6 +18,10 @@ Pipeline, per window of a few MB of the region:
    Per-sample work runs in blocks of :data:`SAMPLE_BLOCK` samples and writes straight into the
    caller's columns: fresh memory per sample costs more than the arithmetic.
 4. *Stacks* (:mod:`.stack_tree`): every pushed frame becomes a node of one prefix tree.
+
+Windows grow from :data:`FIRST_WINDOW` (which learns the threads) to :data:`WINDOW`. With a
+helper thread (``threads``), step 2 of the next window runs while steps 3 and 4 commit the
+current one: numpy lets go of the GIL inside its loops, so the two overlap on a second CPU.
 """
 
 from __future__ import annotations
