@@ -66,34 +66,3 @@ def test_shift_moves_a_column_by_an_amount():
                  "first_sample": np.array([10, 12])})
     cols.shift("first_sample", 10)
     assert cols.view("first_sample").tolist() == [0, 2]
-
-
-def test_rows_written_after_touching_in_background_stay():
-    """The touching thread writes a byte per page: appends wait for it, so no row written
-    afterwards is overwritten (a slow executor makes a missing wait show)."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    from tachyon_format.codec import columns
-
-    rows = 3 * columns.PAGE
-    cols = GrowingColumns(SAMPLE_COLUMNS, rows)
-    go = threading.Event()
-
-    def late_touch(views):
-        go.wait(5)
-        columns._touch(views)
-
-    with ThreadPoolExecutor(1) as pool:
-        real = columns._touch
-        try:
-            columns._touch = late_touch
-            cols.touch_in_background(pool, rows)
-        finally:
-            columns._touch = real
-        threading.Timer(0.2, go.set).start()
-        view = cols.append(rows)
-        view["status"][...] = 7
-        view["thread"][...] = -1
-    out = cols.finish()
-    assert (out["status"] == 7).all() and (out["thread"] == -1).all()

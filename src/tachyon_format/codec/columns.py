@@ -8,7 +8,6 @@ cost as much as the decoding.
 
 from __future__ import annotations
 
-from concurrent.futures import Executor, Future
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,6 @@ SAMPLE_COLUMNS = {
     "stack": np.int32,
 }
 RECORD_COLUMNS = {"offset": np.int64, "encoding": np.uint8, "first_sample": np.int64}
-PAGE = 4096
 
 
 class GrowingColumns:
@@ -29,7 +27,6 @@ class GrowingColumns:
     def __init__(self, dtypes: dict[str, Any], capacity: int) -> None:
         self._arrays = {name: np.empty(max(capacity, 16), dtype) for name, dtype in dtypes.items()}
         self.size = 0
-        self._touching: Future | None = None
 
     @classmethod
     def samples(cls, capacity: int = 1024) -> GrowingColumns:
@@ -43,16 +40,8 @@ class GrowingColumns:
     def capacity(self) -> int:
         return len(next(iter(self._arrays.values())))
 
-    def touch_in_background(self, executor: Executor, rows: int) -> None:
-        """Have *executor* fault in the memory of the first *rows* reserved rows, so that
-        the cost of fresh pages is paid on another thread while this one does other work
-        (decompression, at first); :meth:`append` waits for it before any row is written."""
-        views = [a[:rows].reshape(-1).view(np.uint8) for a in self._arrays.values()]
-        self._touching = executor.submit(_touch, views)
-
     def append(self, n: int) -> dict[str, np.ndarray]:
         """Views of ``n`` new rows at the end, for the caller to fill."""
-        self._wait_for_touching()
         needed = self.size + n
         if needed > self.capacity:
             capacity = max(needed, 2 * self.capacity)
@@ -63,11 +52,6 @@ class GrowingColumns:
         views = {name: array[self.size : needed] for name, array in self._arrays.items()}
         self.size = needed
         return views
-
-    def _wait_for_touching(self) -> None:
-        if self._touching is not None:
-            self._touching.result()
-            self._touching = None
 
     def view(self, name: str) -> np.ndarray:
         return self._arrays[name][: self.size]
@@ -86,14 +70,8 @@ class GrowingColumns:
 
     def finish(self) -> dict[str, np.ndarray]:
         """The columns, trimmed (a copy only when the reservation was too large)."""
-        self._wait_for_touching()
         out = {}
         for name, array in self._arrays.items():
             out[name] = array if len(array) == self.size else array[: self.size].copy()
         self._arrays = {}
         return out
-
-
-def _touch(views: list[np.ndarray]) -> None:
-    for v in views:
-        v[::PAGE] = 0  # (one byte per page: the first write maps it)

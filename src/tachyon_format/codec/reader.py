@@ -20,11 +20,10 @@ from ..errors import FormatError
 from ..model import Frames, Profile, Records, Samples, Stacks, Threads
 from ..schema import tachyon as spec
 from .columns import GrowingColumns
-from .samples import SampleDecoder, helper_thread
+from .samples import SampleDecoder
 from .tachyon_file import Source, TachyonFile, frame_strings_ok, open_file
 
 DEFAULT_CHUNK_SIZE = 8 << 20
-TOUCH_AHEAD_ROWS = 1 << 24  # about 300 MB of result columns
 
 
 def read(
@@ -40,11 +39,7 @@ def read(
     including a sample count that differs from the header's."""
     with open_file(source) as meta:
         decoder = _decoder(meta, threads)
-        capacity = _sample_capacity(meta)
-        samples = GrowingColumns.samples(capacity)
-        if decoder.discover_ahead:
-            # rows a sane file may fill: a corrupt count must not make us touch gigabytes
-            samples.touch_in_background(helper_thread(), min(capacity, TOUCH_AHEAD_ROWS))
+        samples = GrowingColumns.samples(_sample_capacity(meta))
         records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)

@@ -19,9 +19,10 @@ Pipeline, per window of a few MB of the region:
    caller's columns: fresh memory per sample costs more than the arithmetic.
 4. *Stacks* (:mod:`.stack_tree`): every pushed frame becomes a node of one prefix tree.
 
-Windows grow from :data:`FIRST_WINDOW` (which learns the threads) to :data:`WINDOW`. With a
-helper thread (``threads``), step 2 of the next window runs while steps 3 and 4 commit the
-current one: numpy lets go of the GIL inside its loops, so the two overlap on a second CPU.
+The first window (:data:`FIRST_WINDOW`) learns the threads; the others take :data:`WINDOW`.
+With a helper thread (``threads``), step 2 of the next window runs while steps 3 and 4 commit
+the current one: numpy lets go of the GIL inside its loops, so the two overlap on a second
+CPU.
 """
 
 from __future__ import annotations
@@ -226,9 +227,7 @@ class SampleDecoder:
                                                  self._threads_seen())
             ahead = None
             if recs is not None:
-                # windows grow to WINDOW: the first learns the threads, and small ones
-                # start the overlap early
-                window = self._window = min(WINDOW, 4 * window)
+                window = self._window = WINDOW  # (the first, smaller one learns the threads)
                 helper = helper_thread() if self.discover_ahead and self._tids else None
                 if helper is not None and why == "window" and pos < cut < n:
                     nxt = min(n, cut + window)

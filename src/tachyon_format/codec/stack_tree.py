@@ -45,8 +45,8 @@ MAX_DEPTH = spec.MAX_STACK_DEPTH
 # (fresh seed first?, group by full hashes?): a shared run of high hash bits, then a
 # collision of full hashes, then (once all of these failed) the exact path
 _HASHED_ATTEMPTS = ((False, False), (False, True), (True, True))
-_POWER_BITS = 16
-_POWER_BLOCK = 1 << _POWER_BITS  # powers of the level root come from two tables this long
+_POWER_BLOCK = 1 << 16  # frames whose hash terms _listing_hashes scales with one table
+_POWER_BITS = 11  # powers x**e (e below 2**33) as a product from three tables of 2**11
 _COMPARE_BLOCK = 1 << 20  # frames compared per block (bounded temporaries)
 
 __all__ = ["StackTree"]
@@ -326,18 +326,18 @@ class StackTree:
         ``R**(src + npush) * sum(term(frame) * R**-g)`` over the listing's indices g in
         *frames*: one cumsum for all records."""
         acc = self._frame_terms[frames]
-        inverse = self._inverse_powers
+        if self._inverse_block is None:
+            self._inverse_block = _geometric(self._inverse_root, _POWER_BLOCK)
         for lo in range(0, acc.size, _POWER_BLOCK):  # acc[g] *= R**-g, a block at a time
             part = acc[lo:lo + _POWER_BLOCK]
-            part *= inverse[0][: part.size]
-            part *= inverse[1][lo >> _POWER_BITS]
+            part *= self._inverse_block[: part.size]
+            part *= np.uint64(pow(self._inverse_root, lo, 1 << 64))
         np.cumsum(acc, out=acc)
         end = src + npush
         h = acc[end - 1]
         inner = np.flatnonzero(src)
         h[inner] -= acc[src[inner] - 1]
-        h *= self._powers[0][end & (_POWER_BLOCK - 1)]
-        h *= self._powers[1][end >> _POWER_BITS]
+        h *= _power(self._root_tables, end)
         return h
 
     def _path_is(self, node, frames, src, npush) -> np.ndarray:
@@ -546,11 +546,9 @@ class StackTree:
         # (see _listing_hashes)
         self._root = int(kernels.hash_table(1, seed ^ 0x5EED)[0]) | 1
         self._inverse_root = pow(self._root, -1, 1 << 64)
-        # x**g = table[0][g % B] * table[1][g // B] for g below 2**32, B = _POWER_BLOCK
-        self._powers, self._inverse_powers = (
-            (_geometric(x, _POWER_BLOCK), _geometric(pow(x, _POWER_BLOCK, 1 << 64), _POWER_BLOCK))
-            for x in (self._root, self._inverse_root))
-        self._level_terms = self._powers[0][: MAX_DEPTH + 1]
+        self._root_tables = _power_tables(self._root)
+        self._inverse_block: np.ndarray | None = None  # R**-g for g below _POWER_BLOCK
+        self._level_terms = self._root_tables[0][: MAX_DEPTH + 1]
         self._frame_terms = kernels.hash_table(self._frame_terms.size, seed)
 
     def _cover_frames(self, top: int) -> None:
@@ -619,10 +617,32 @@ class StackTree:
 
 # ---------------------------------------------------------------------- helpers
 def _geometric(ratio: int, count: int) -> np.ndarray:
-    """Vectorised: ``ratio**g`` mod 2**64 for g below *count*."""
-    out = np.full(count, ratio, np.uint64)
-    out[:1] = 1
-    return np.multiply.accumulate(out, out=out)  # (wraps mod 2**64)
+    """Vectorised: ``ratio**g`` mod 2**64 for g below *count* (as an outer product of two
+    short running products: a long one costs about 5 ns per value)."""
+    side = max(1, int(count**0.5) + 1)
+    small, big = (np.full(side, r, np.uint64) for r in (ratio, pow(ratio, side, 1 << 64)))
+    small[0] = big[0] = 1
+    for part in (small, big):
+        np.multiply.accumulate(part, out=part)  # (wraps mod 2**64)
+    return np.multiply.outer(big, small).reshape(-1)[:count].copy()
+
+
+def _power_tables(base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``base**(i << (k * _POWER_BITS))`` mod 2**64 for i below ``2**_POWER_BITS``, k = 0, 1, 2."""
+    size = 1 << _POWER_BITS
+    return tuple(_geometric(pow(base, 1 << (k * _POWER_BITS), 1 << 64), size)
+                 for k in range(3))  # type: ignore[return-value]
+
+
+def _power(tables, exponent: np.ndarray) -> np.ndarray:
+    """Vectorised: ``base**exponent`` mod 2**64 (exponents below 2**33) from
+    :func:`_power_tables`."""
+    e = np.asarray(exponent, np.int64)
+    mask = (1 << _POWER_BITS) - 1
+    out = tables[0][e & mask]
+    out *= tables[1][(e >> _POWER_BITS) & mask]
+    out *= tables[2][e >> (2 * _POWER_BITS)]
+    return out
 
 
 def _same_listings(frames, a, b, count) -> np.ndarray:
