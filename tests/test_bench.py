@@ -144,3 +144,26 @@ def test_render_with_missing_measurements():
     row = next(line for line in text.splitlines() if line.startswith("| mixed-1m"))
     assert "1.500" in row and "skipped" in row and "n/a" in row
     assert "`read/mixed-1m/ours_read`: n/a: missing" in text
+
+
+def test_alternate_takes_runs_in_turn_and_stops_a_failing_side(monkeypatch):
+    monkeypatch.setattr(bench, "log", lambda message: None)
+    order = []
+
+    def run(name, fail_at=None):
+        def fn():
+            order.append(name)
+            ok = fail_at is None or order.count(name) < fail_at
+            return {"status": "ok", "wall_s": 1.0} if ok else {"status": "error"}
+        return fn
+
+    a, b = bench._alternate(3, ("a", run("a")), ("b", run("b", fail_at=2)))
+    assert order == ["a", "b", "a", "b", "a"]
+    assert len(a) == 3 and [r["status"] for r in b] == ["ok", "error"]
+
+
+def test_paired_median_ratio_pairs_runs_in_order():
+    theirs = [{"status": "ok", "wall_s": s} for s in (2.0, 9.0, 3.0)]
+    ours = [{"status": "ok", "wall_s": s} for s in (1.0, 3.0, 3.0)]
+    assert bench.paired_median_ratio(theirs, ours) == 2.0  # median of 2, 3, 1
+    assert bench.paired_median_ratio(theirs, [{"status": "error"}]) is None

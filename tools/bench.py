@@ -19,12 +19,13 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
@@ -160,6 +161,14 @@ def best(runs: Iterable[dict], key: str = "wall_s") -> float | None:
     return min(values) if values else None
 
 
+def paired_median_ratio(theirs: Sequence[dict], ours: Sequence[dict]) -> float | None:
+    """Median of their time / ours over runs taken in turn (see _alternate): less
+    sensitive than best / best to a slow spell that hit one side only."""
+    pairs = [a["wall_s"] / b["wall_s"] for a, b in zip(theirs, ours, strict=False)
+             if a.get("status") == b.get("status") == "ok" and b.get("wall_s")]
+    return statistics.median(pairs) if pairs else None
+
+
 def worst(runs: Iterable[dict], key: str) -> float | None:
     """Largest ``key`` among successful runs (peak memory is reported conservatively)."""
     values = [r[key] for r in runs if r.get("status") == "ok" and r.get(key) is not None]
@@ -285,12 +294,16 @@ def _repeat(n: int, what: str, fn) -> list[dict]:
     for i in range(n):
         result = fn()
         runs.append(result)
-        shown = fmt_num(result.get("wall_s"), 3) if result.get("status") == "ok" else (
-            f"{result.get('status')}: {result.get('error', '')}"[:200])
-        log(f"  {what} [{i + 1}/{n}]: {shown}")
+        _log_run(what, i, n, result)
         if result.get("status") != "ok":
             break
     return runs
+
+
+def _log_run(what: str, i: int, n: int, result: dict) -> None:
+    shown = fmt_num(result.get("wall_s"), 3) if result.get("status") == "ok" else (
+        f"{result.get('status')}: {result.get('error', '')}"[:200])
+    log(f"  {what} [{i + 1}/{n}]: {shown}")
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -399,10 +412,26 @@ def warm(path: Path) -> None:
 # -- measurements ------------------------------------------------------------------------------
 
 
+def _alternate(n: int, first: tuple[str, Callable[[], dict]],
+               second: tuple[str, Callable[[], dict]]) -> tuple[list[dict], list[dict]]:
+    """:func:`_repeat` of two measurements taken in turn, so that a slow spell of a shared
+    machine weighs on both alike."""
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    for i in range(n):
+        for (what, fn), out in zip((first, second), runs, strict=True):
+            if out and out[-1].get("status") != "ok":
+                continue
+            out.append(fn())
+            _log_run(what, i, n, out[-1])
+    return runs
+
+
 def measure_reads(ref: str, dev: str, path: Path, args) -> dict:
     p = str(path)
-    out = {"cpython_replay": _repeat(args.repeat, "CPython replay no-op",
-                                     lambda: run_worker(ref, ["cpython-replay", p]))}
+    replay, read = _alternate(
+        args.repeat, ("CPython replay no-op", lambda: run_worker(ref, ["cpython-replay", p])),
+        ("ours read()", lambda: run_worker(dev, ["ours-read", p])))
+    out = {"cpython_replay": replay}
     if args.skip_collapsed:
         out["cpython_collapsed"] = [{"status": "skipped"}]
     else:
@@ -410,8 +439,7 @@ def measure_reads(ref: str, dev: str, path: Path, args) -> dict:
         out["cpython_collapsed"] = _repeat(
             args.collapsed_repeat, "CPython replay --collapsed",
             lambda: time_command(cmd, max_bytes=args.collapsed_max_bytes))
-    out["ours_read"] = _repeat(args.repeat, "ours read()",
-                               lambda: run_worker(dev, ["ours-read", p]))
+    out["ours_read"] = read
     if status_of(out["ours_read"]) is None:
         out["ours_tracemalloc"] = _repeat(1, "ours read() under tracemalloc",
                                           lambda: run_worker(dev, ["ours-read", p,
@@ -539,6 +567,7 @@ def read_rows(metas: dict, results: dict) -> list[list[str]]:
             ours_status(fmt_num(ours, 3)),
             ours_status(fmt_num(samples / ours / 1e6 if ours else None, 2)),
             ours_status(fmt_num(ratio(cpy, ours), 2)),
+            ours_status(fmt_num(paired_median_ratio(r["cpython_replay"], r["ours_read"]), 2)),
             _or_status(ours_status(fmt_num(ratio(col, ours), 1)), r["cpython_collapsed"]),
             _or_status(fmt_mb(worst(r["cpython_replay"], "rss_delta")), r["cpython_replay"]),
             ours_status(fmt_mb(rss)),
@@ -552,7 +581,8 @@ def read_rows(metas: dict, results: dict) -> list[list[str]]:
 READ_HEADERS = (
     "input", "file MB", "region MB", "thread-samples", "records R / F / S / P",
     "CPython replay no-op s", "CPython collapsed s", "ours read s", "ours M samples/s",
-    "× replay", "× collapsed", "CPython peak RSS Δ MB", "ours peak RSS Δ MB",
+    "× replay", "× replay, median of pairs", "× collapsed", "CPython peak RSS Δ MB",
+    "ours peak RSS Δ MB",
     "ours tracemalloc peak MB", "ours B/sample above region (RSS / tm)", "ours result MB",
 )
 BATCH_HEADERS = ("input", "samples_per_batch", "batches", "ours s", "M samples/s",
