@@ -195,31 +195,6 @@ def test_listed_stacks_met_again_skip_the_tree():
     assert seen[2] == ([-1, 4, -1, -1, -1], [0, 1, 2, 3, 4])
 
 
-def _wrong_nodes(self, hashes, node_hash):
-    """A hash store that proposes some existing node for every hash."""
-    return np.arange(hashes.size, dtype=np.int32) % max(self.size, 1) if self.size else \
-        np.full(hashes.size, -1, np.int32)
-
-
-@SETTINGS
-@given(streams_and_cuts(alphabet=2))
-def test_wrong_stacks_proposed_by_hash_are_refused(case):
-    with mock.patch.object(stack_tree._HashStore, "lookup", _wrong_nodes):
-        check(*case)
-
-
-def _colliding_listings(tree, frames, src, npush):
-    """Every listing of a length shares one hash: only the frame comparison tells them apart."""
-    return np.asarray(npush, np.uint64)
-
-
-@SETTINGS
-@given(streams_and_cuts(alphabet=2))
-def test_listing_hash_collisions_stay_apart(case):
-    with mock.patch.object(StackTree, "_listing_hashes", _colliding_listings):
-        check(*case)
-
-
 def test_no_records_or_only_repeats():
     tree = StackTree()
     tree.add_thread()
@@ -230,6 +205,17 @@ def test_no_records_or_only_repeats():
 
 
 # ---------------------------------------------------------------------- collisions
+def _wrong_nodes(self, hashes, node_hash):
+    """A hash store that proposes some existing node for every hash."""
+    return np.arange(hashes.size, dtype=np.int32) % max(self.size, 1) if self.size else \
+        np.full(hashes.size, -1, np.int32)
+
+
+def _colliding_listings(tree, frames, src, npush):
+    """Every listing of a length shares one hash: only the frame comparison tells them apart."""
+    return np.asarray(npush, np.uint64)
+
+
 def _weak_terms(tree, frame, level):
     """Terms that collide all the time: paths with equal frame sums share a hash."""
     return np.asarray(frame, np.int64).astype(np.uint64) % np.uint64(3)
@@ -241,17 +227,21 @@ def _small_terms(tree, frame, level):
             + np.asarray(level, np.uint64) * np.uint64(7919)) & np.uint64(0xFFFFFF)
 
 
+@pytest.mark.parametrize(("owner", "name", "fake", "alphabet"), [
+    # path hash collisions fall back to exact grouping
+    (StackTree, "_terms", _weak_terms, 3),
+    # ties of high bits are regrouped exactly
+    (StackTree, "_terms", _small_terms, 3),
+    # listings sharing a hash stay apart
+    (StackTree, "_listing_hashes", _colliding_listings, 2),
+    # stacks the hash store proposes wrongly are refused
+    (stack_tree._HashStore, "lookup", _wrong_nodes, 2),
+], ids=["weak-terms", "high-bit-ties", "colliding-listings", "wrong-proposals"])
 @SETTINGS
-@given(streams_and_cuts(alphabet=3))
-def test_collisions_fall_back_exactly(case):
-    with mock.patch.object(StackTree, "_terms", _weak_terms):
-        check(*case)
-
-
-@SETTINGS
-@given(streams_and_cuts(alphabet=3))
-def test_high_bit_ties_are_regrouped_exactly(case):
-    with mock.patch.object(StackTree, "_terms", _small_terms):
+@given(data=st.data())
+def test_bad_hashes_still_give_the_exact_tree(owner, name, fake, alphabet, data):
+    case = data.draw(streams_and_cuts(alphabet=alphabet))
+    with mock.patch.object(owner, name, fake):
         check(*case)
 
 

@@ -389,7 +389,7 @@ class SparseTerminatorIndex(TerminatorIndex):
         ends = c[starts + length - 1] + 1  # first byte after the run's first `length` bytes
         nxt = self.rank(ends, ordered=True)  # that varint ends at select(rank(end))
         found = self.select(nxt[nxt < self.count], ordered=True)  # non-decreasing
-        return found[np.r_[True, found[1:] != found[:-1]]] if found.size else found
+        return _unique_sorted(found)
 
 
 _STEPS: dict[int, np.ndarray] = {}

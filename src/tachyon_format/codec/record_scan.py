@@ -87,31 +87,31 @@ def scan_record(dec: SampleDecoder, data, pos, end, final, base, depth, nparsed)
     p = pos + PREFIX_SIZE
     deltas, statuses, frames = [], [], []
     arg = npush = 0
+
+    def sample(p, in_rle):
+        """One (delta, status) pair at *p*; returns the position after it."""
+        malformed, truncated = (
+            ("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
+            if in_rle else ("Malformed varint in sample data", "Unexpected end of sample data"))
+        d, p = _scan_varint(data, p, end, final, malformed, False)
+        if p >= end:
+            if not final:
+                raise Incomplete
+            fail(truncated)
+        deltas.append(d)
+        statuses.append(int(data[p]))
+        return p + 1
+
     try:
         if enc == REPEAT:
             count, p = _scan_varint(data, p, end, final, "Malformed varint for RLE count", True)
             if final and count > (end - p) // 2:
                 fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
             for _ in range(count):
-                d, p = _scan_varint(data, p, end, final, "Malformed varint in RLE sample data",
-                                    False)
-                if p >= end:
-                    if not final:
-                        raise Incomplete
-                    fail("Unexpected end of sample data in RLE")
-                deltas.append(d)
-                statuses.append(int(data[p]))
-                p += 1
+                p = sample(p, in_rle=True)
             nsamp = count
         else:
-            d, p = _scan_varint(data, p, end, final, "Malformed varint in sample data", False)
-            if p >= end:
-                if not final:
-                    raise Incomplete
-                fail("Unexpected end of sample data")
-            deltas.append(d)
-            statuses.append(int(data[p]))
-            p += 1
+            p = sample(p, in_rle=False)
             nsamp = 1
             if enc == FULL:
                 npush, p = _scan_varint(data, p, end, final, _GENERIC, True)

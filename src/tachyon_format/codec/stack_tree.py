@@ -303,13 +303,9 @@ class StackTree:
             fresh, h = fresh[left], h[left]
         if fresh.size < 2:
             return known, rep
-        order = np.argsort(h, kind="stable")  # equal hashes in record order
-        hs = h[order]
-        head = np.empty(hs.size, bool)
-        head[0] = True
-        np.not_equal(hs[1:], hs[:-1], out=head[1:])
+        order, head = kernels.group_by_hash(h, exact=True)  # equal hashes in record order
         run_first = np.flatnonzero(head)
-        first = order[np.repeat(run_first, np.diff(np.r_[run_first, hs.size]))]
+        first = order[np.repeat(run_first, np.diff(np.r_[run_first, h.size]))]
         later = np.flatnonzero(first != order)
         if not later.size:
             return known, rep
@@ -349,8 +345,7 @@ class StackTree:
         cur = node[by_length].astype(np.intp)
         first, count = src[by_length], npush[by_length]
         # level-major: the walk's frames, and where the listing has them
-        live = np.searchsorted(-count, -np.arange(int(count[0]) if count.size else 0))
-        start = np.r_[0, np.cumsum(live)]
+        start = np.r_[0, np.cumsum(_longer_than(count))]
         walked = np.empty(start[-1], np.int32)
         listed_at = np.empty(start[-1], np.intp)
         for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
@@ -407,8 +402,7 @@ class StackTree:
             raise ValueError("a record keeps more levels than its thread's stack has")
         by_steps = np.argsort(-steps, kind="stable")
         cur = node[by_steps].astype(np.intp)
-        live = np.searchsorted(-steps[by_steps], -np.arange(int(steps.max()) if steps.size else 0))
-        for n in live.tolist():
+        for n in _longer_than(steps[by_steps]).tolist():
             c = cur[:n]
             c[...] = self._node_parent[c]
         out = np.empty(cur.size, np.int32)
@@ -606,8 +600,7 @@ class StackTree:
         the hash store rebuilt from them."""
         m = self._num_nodes
         parent = self._node_parent[:m]
-        level = kernels.decode_chain_sums(np.ones(m, np.uint64), parent.astype(np.int64))
-        terms = self._terms(self._node_frame[:m], level)
+        terms = self._terms(self._node_frame[:m], self._node_depth[:m])
         self._node_hash = kernels.decode_chain_sums(terms, parent.astype(np.int64))
         self._store = _HashStore()
         self._store.add(self._node_hash, np.arange(m))
@@ -645,6 +638,13 @@ def _power(tables, exponent: np.ndarray) -> np.ndarray:
     return out
 
 
+def _longer_than(lengths: np.ndarray) -> np.ndarray:
+    """Vectorised: for non-increasing *lengths*, how many are above i, for i from 0 to the
+    first length (the walks still under way at each step)."""
+    top = int(lengths[0]) if lengths.size else 0
+    return np.searchsorted(-lengths, -np.arange(top))
+
+
 def _same_listings(frames, a, b, count) -> np.ndarray:
     """Vectorised, in blocks of about :data:`_COMPARE_BLOCK` frames: per pair, whether
     ``frames[a:a + count]`` equals ``frames[b:b + count]``."""
@@ -657,14 +657,13 @@ def _same_listings(frames, a, b, count) -> np.ndarray:
         if lo >= hi:
             continue
         c = count[lo:hi]
-        offs = np.cumsum(c)
-        offs -= c
-        idx = np.repeat(a[lo:hi] - offs, c)
-        idx += np.arange(idx.size)
+        idx = kernels.decode_ragged_ranges(a[lo:hi], c)
         listed = frames[idx]
         idx += np.repeat(b[lo:hi] - a[lo:hi], c)
         differ = np.flatnonzero(listed != frames[idx])
         if differ.size:
+            offs = np.cumsum(c)
+            offs -= c
             same[lo + np.searchsorted(offs, differ, side="right") - 1] = False
     return same
 
