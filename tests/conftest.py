@@ -1,4 +1,4 @@
-"""Shared fixtures. The reference-interpreter helpers live in ``reference.py``."""
+"""Shared fixtures. The reference-interpreter helpers live in ``helpers/reference.py``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-DATA_DIR = REPO / "tests" / "data"
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+from tests.helpers.paths import DATA_DIR, SHARED_FIXTURES
 
 
 @pytest.fixture(scope="session")

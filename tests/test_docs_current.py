@@ -15,8 +15,8 @@ import pytest
 
 from tachyon_format.schema import primitives
 from tachyon_format.schema import tachyon as T
+from tests.helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "format"
 
 

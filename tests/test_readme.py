@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import tachyon_format
+from tests.helpers.paths import DATA_DIR, REPO
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README = (REPO / "README.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
@@ -24,7 +24,7 @@ def test_writer_example_runs_and_reads_back(tmp_path, monkeypatch):
 
 def test_reading_example_runs_on_a_bundled_profile(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    bundled = Path(__file__).parent / "data" / "threads_wall_zstd.bin"
+    bundled = DATA_DIR / "threads_wall_zstd.bin"
     (tmp_path / "profile.bin").write_bytes(bundled.read_bytes())
     (tmp_path / "huge.bin").write_bytes(bundled.read_bytes())
     (block,) = [b for b in BLOCKS if "tachyon_format.read(" in b]
@@ -36,5 +36,5 @@ def test_reading_example_runs_on_a_bundled_profile(tmp_path, monkeypatch):
 
 def test_readme_commands_are_the_dev_script():
     assert "bash tools/dev.sh example" in README and "bash tools/dev.sh test" in README
-    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
     assert "bash tools/dev.sh test" in ci

@@ -8,9 +8,9 @@
 >>> tachyon_format.write(profile, "copy.bin")            # byte-identical to CPython's writer
 """
 
-from .codec.tachyon_file import info
-from .codec.writer import CsrStacks, PrefixTreeStacks, Writer, write
 from .errors import FormatError
+from .formats.tachyon.file import info
+from .formats.tachyon.writer import CsrStacks, PrefixTreeStacks, Writer, write
 from .model import Frames, Profile, Records, Samples, Stacks, Threads
 
 __all__ = [
@@ -36,11 +36,11 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # the sample decoder (numpy kernels) loads on first use, so `info` stays light
     if name in ("read", "iter_batches"):
-        from .codec import reader
+        from .formats.tachyon import reader
 
         return getattr(reader, name)
     if name == "validate":
-        from .codec.validate import validate
+        from .formats.tachyon.validate import validate
 
         return validate
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,5 @@
+"""The ``tachyon-format`` command line."""
+
+from .main import main
+
+__all__ = ["main"]

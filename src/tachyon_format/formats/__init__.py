@@ -1,0 +1,1 @@
+"""One subpackage per file format; each exposes sniff, read, write, validate."""

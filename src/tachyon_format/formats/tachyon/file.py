@@ -1,0 +1,600 @@
+"""Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does.
+
+Tier (a)/(b): everything here is parsed through the declarations in ``schema.tachyon``; the
+sample region is only located (and decompressed on demand), never decoded here.
+
+The checks run in CPython 3.15.2's order (spec §6.1) so that a file CPython rejects fails
+here with the same message, as a :class:`FormatError` that names the offset and field.
+Files of the older layouts L1/L2 (3.15 pre-releases, same format_version) are recognised by
+the sniffing rule of spec §10 and read as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import mmap
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Literal
+
+import construct as cs
+import numpy as np
+
+from tachyon_format.errors import FormatError
+from tachyon_format.kernels import varint
+from tachyon_format.kernels.varint import U32_MAX
+from tachyon_format.model import Frames
+from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema.primitives import ULEB128_U32, ByteOrder
+
+from . import zstd
+
+Layout = Literal["L3", "L2", "L1"]
+"""L3: CPython 3.15.2 (u64 sample count); L2/L1: pre-release u32 count, 7-/3-field frames."""
+
+Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
+
+_STRING_TABLE = cs.Array(cs.this.count, spec.STRING).compile()
+_FRAME_TABLE = cs.Array(cs.this.count, spec.FRAME).compile()
+_LEGACY_FRAME_TABLE = cs.Array(cs.this.count, spec.LEGACY_FRAME).compile()
+_FRAME_FIELD_NAMES = {
+    "filename_idx": "filename",
+    "funcname_idx": "funcname",
+    "lineno": "lineno",
+    "end_lineno_delta": "end_lineno_delta",
+    "column": "column",
+    "end_column_delta": "end_column_delta",
+}
+
+
+def frames_from_entries(entries: list, *, legacy: bool = False) -> Frames:
+    """Frame-table entries as columns, positions reconstructed as CPython's reader does:
+    ``end_lineno = -1 if lineno == -1 else lineno + delta`` (columns alike), opcode -1 when
+    absent. Layout L1 entries have a line only: its end is the line, columns are absent."""
+    n = len(entries)
+    filename = np.fromiter((e.filename_idx for e in entries), np.uint32, n)
+    funcname = np.fromiter((e.funcname_idx for e in entries), np.uint32, n)
+    lineno = np.fromiter((e.lineno for e in entries), np.int32, n)
+    if legacy:
+        end_lineno = lineno.copy()
+        column = np.full(n, -1, np.int32)
+        end_column = column.copy()
+        opcode = np.full(n, -1, np.int16)
+    else:
+        end_lineno = _rebase(lineno, (e.end_lineno_delta for e in entries), n)
+        column = np.fromiter((e.column for e in entries), np.int32, n)
+        end_column = _rebase(column, (e.end_column_delta for e in entries), n)
+        opcode = np.fromiter((-1 if e.opcode is None else e.opcode for e in entries), np.int16, n)
+    return Frames(filename, funcname, lineno, end_lineno, column, end_column, opcode)
+
+
+def frame_strings_ok(frames: Frames, string_count: int) -> np.ndarray:
+    """Per frame: do both string indices point into the string table?"""
+    return (frames.filename < string_count) & (frames.funcname < string_count)
+
+
+def _rebase(start: np.ndarray, deltas, n: int) -> np.ndarray:
+    """``-1 if start == -1 else start + delta`` in int32 arithmetic (C's wrap-around)."""
+    delta = np.asarray(deltas, np.int64) if isinstance(deltas, np.ndarray) else np.fromiter(
+        deltas, np.int64, n)
+    end = (start.astype(np.int64) + delta).astype(np.int32)  # int32 wrap like the C reader
+    return np.where(start == -1, np.int32(-1), end).astype(np.int32)
+
+
+@dataclass
+class TachyonFile:
+    """A Tachyon file's metadata and tables, with access to its sample region."""
+
+    data: Any  # bytes-like: an mmap, bytes or memoryview of the whole file
+    order: ByteOrder
+    layout: Layout
+    header: cs.Container
+    footer: cs.Container
+    stats: dict[str, float | None]
+    strings: list[str] | None = None
+    frames: Frames | None = None
+    name: str = ""
+    _mmap: mmap.mmap | None = field(default=None, repr=False)
+
+    # -- header-level facts -----------------------------------------------------------
+    @property
+    def file_size(self) -> int:
+        return len(self.data)
+
+    @property
+    def sample_count(self) -> int:
+        return self.header.sample_count
+
+    @property
+    def thread_count(self) -> int:
+        return self.header.thread_count
+
+    @property
+    def start_time_us(self) -> int:
+        return self.header.start_time_us
+
+    @property
+    def compressed(self) -> bool:
+        return self.header.compression == spec.Compression.ZSTD
+
+    @property
+    def region_span(self) -> tuple[int, int]:
+        """File offsets of the sample region: ``[64, string_table_offset)``."""
+        return spec.HEADER_SIZE, self.header.string_table_offset
+
+    @property
+    def mode(self) -> int | None:
+        config = self.header.get("profiling_config")
+        if config is None or config.mode_plus_one == 0:
+            return None
+        return config.mode_plus_one - 1
+
+    @property
+    def capture_features(self) -> int | None:
+        config = self.header.get("profiling_config")
+        if config is None or not config.features_known:
+            return None
+        return config.capture_features
+
+    def info(self) -> dict[str, Any]:
+        """Exactly the keys and values of CPython's ``BinaryReader.get_info()``."""
+        h = self.header
+        compression = h.compression - (1 << 32) if h.compression >= 1 << 31 else h.compression
+        return {
+            "version": h.format_version,
+            "python_version": (h.py_major, h.py_minor, h.py_micro),
+            "start_time_us": h.start_time_us,
+            "sample_interval_us": h.sample_interval_us,
+            "sample_count": h.sample_count,
+            "thread_count": h.thread_count,
+            "string_count": self.footer.string_count,
+            "frame_count": self.footer.frame_count,
+            "compression_type": compression,
+            **self.stats,
+            "mode": self.mode,
+            "capture_features": self.capture_features,
+        }
+
+    # -- the sample region ----------------------------------------------------------------
+    def iter_region(self, chunk_size: int = 4 << 20) -> Iterator[memoryview | bytes]:
+        """The logical (decompressed) sample region in chunks of at most ``chunk_size``."""
+        start, end = self.region_span
+        raw = memoryview(self.data)[start:end]
+        if self.compressed:
+            yield from zstd.iter_decompress(raw, chunk_size=chunk_size, file_offset=start)
+        else:
+            for offset in range(0, len(raw), chunk_size):
+                yield raw[offset : offset + chunk_size]
+
+    def region(self) -> memoryview | bytes:
+        """The whole logical sample region (decompressed when needed)."""
+        start, end = self.region_span
+        if self.compressed:
+            return zstd.decompress(memoryview(self.data)[start:end])
+        return memoryview(self.data)[start:end]
+
+    def load_tables(self) -> None:
+        """Parse the string and frame tables, each count checked right before its table
+        (CPython's order: checks 15 to 20)."""
+        _check_string_count(self)
+        self.strings = _parse_strings(self)
+        _check_frame_count(self)
+        self.frames = _parse_frames(self)
+
+    def check_table_counts(self) -> None:
+        """Only the count checks of :meth:`load_tables` (both computed from the file size)."""
+        _check_string_count(self)
+        _check_frame_count(self)
+
+    def close(self) -> None:
+        if self._mmap is not None:
+            # arrays may still view the mapping; the GC unmaps it then
+            with contextlib.suppress(BufferError):
+                self._mmap.close()
+
+    def __enter__(self) -> TachyonFile:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+# -- opening ---------------------------------------------------------------------------------
+
+
+def open_file(
+    source: Source, *, tables: bool = True, legacy_layouts: bool = True
+) -> TachyonFile:
+    """Check and parse everything but the sample region (spec §6.1 checks 1-20, but 14).
+
+    ``tables=False`` leaves the string and frame tables (and their count checks) for
+    :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`: O(1) in the
+    file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2, as CPython
+    does.
+    """
+    data, name, mapping = _load(source)
+    try:
+        meta = _parse_metadata(data, legacy_layouts=legacy_layouts)
+        meta.name, meta._mmap = name, mapping
+        if tables:
+            meta.load_tables()
+        return meta
+    except BaseException:
+        if mapping is not None:
+            mapping.close()
+        raise
+
+
+def _load(source: Source) -> tuple[Any, str, mmap.mmap | None]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        return memoryview(source).cast("B"), "<bytes>", None
+    if hasattr(source, "read"):
+        return memoryview(source.read()), getattr(source, "name", "<stream>"), None
+    path = os.fspath(source)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < spec.HEADER_SIZE:
+            raise FormatError("File too small for header", offset=0, path="header")
+        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return mapping, os.fsdecode(path), mapping
+
+
+def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
+    size = len(data)
+    if size < spec.HEADER_SIZE:
+        raise FormatError("File too small for header", offset=0, path="header")
+    head = bytes(data[: spec.HEADER_SIZE])
+    order = spec.byte_order(head)
+    if order is None:
+        native = int.from_bytes(head[:4], "little")
+        raise FormatError(f"Invalid magic number: 0x{native:08x}", offset=0, path="header -> magic")
+    header = spec.header(order).parse(head)
+    _check_version(header)
+    config = header.profiling_config
+    if config.mode_plus_one > 5:
+        raise FormatError(
+            f"Invalid profiling mode in header: {config.mode_plus_one}",
+            offset=60,
+            path="header -> profiling_config -> mode_plus_one",
+        )
+    footer = spec.footer(order).parse(bytes(data[size - spec.FOOTER_SIZE :]))
+    layout: Layout = "L3"
+    if (
+        legacy_layouts
+        and not _l3_offsets_plausible(header, size)
+        and _legacy_offsets_plausible(data, order, size)
+    ):
+        header = spec.legacy_header(order).parse(head)
+        layout = "L2"  # L1 vs L2 is settled by the frame table
+        stats = dict.fromkeys(("duration_sec", "sample_rate", "error_rate", "missed_samples"))
+    else:
+        stats = _parse_stats(data, order)
+    _check_offsets(header, size)
+    meta = TachyonFile(data=data, order=order, layout=layout, header=header, footer=footer,
+                       stats=stats)
+    return meta
+
+
+def _check_version(header: cs.Container) -> None:
+    version = header.format_version
+    if version > spec.FORMAT_VERSION:
+        raise FormatError(
+            f"Binary file was created with Python {header.py_major}.{header.py_minor}."
+            f"{header.py_micro} (format version {version}), but this reader supports format"
+            f" version {spec.FORMAT_VERSION}",
+            offset=4,
+            path="header -> format_version",
+        )
+    if version < spec.FORMAT_VERSION:
+        raise FormatError(
+            f"Unsupported format version {version} (this reader supports version"
+            f" {spec.FORMAT_VERSION})",
+            offset=4,
+            path="header -> format_version",
+        )
+
+
+def _l3_offsets_plausible(header: cs.Container, size: int) -> bool:
+    """Spec §10 sniffing, rule 1."""
+    return (
+        spec.HEADER_SIZE
+        <= header.string_table_offset
+        <= header.frame_table_offset
+        <= size - spec.FOOTER_SIZE
+    )
+
+
+def _legacy_offsets_plausible(data, order: ByteOrder, size: int) -> bool:
+    """Spec §10 sniffing, rule 2: L1/L2 offsets at 36/44 and zero bytes 56..63."""
+    legacy = spec.legacy_header(order).parse(bytes(data[: spec.HEADER_SIZE]))
+    return (
+        spec.HEADER_SIZE
+        <= legacy.string_table_offset
+        <= legacy.frame_table_offset
+        <= size - spec.FOOTER_SIZE
+        and legacy.reserved_tail == bytes(8)
+    )
+
+
+_STATS_KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
+
+
+def _parse_stats(data, order: ByteOrder) -> dict[str, float | None]:
+    """The optional TACHSTAT block, found backwards from the footer (spec §4)."""
+    size = len(data)
+    none = dict.fromkeys(_STATS_KEYS)
+    trailer_at = size - spec.FOOTER_SIZE - 16
+    if trailer_at < 0 or bytes(data[trailer_at : trailer_at + 8]) != spec.STATS_MAGIC:
+        return none
+    trailer = spec.stats_trailer(order).parse(bytes(data[trailer_at : trailer_at + 16]))
+    if trailer.size < spec.LEGACY_STATS_SIZE or trailer.size > size - spec.FOOTER_SIZE:
+        raise FormatError(
+            "Invalid profiling statistics size",
+            offset=trailer_at + 12,
+            path="stats -> trailer -> size",
+        )
+    if trailer.version != 1:
+        return none
+    start = size - spec.FOOTER_SIZE - trailer.size
+    tail = bytes(data[trailer_at : trailer_at + 16])
+    if trailer.size >= spec.STATS_SIZE:
+        block = spec.stats(order).parse(bytes(data[start : start + 40]) + tail)
+        present = block.present
+        values = {
+            "duration_sec": block.duration_sec,
+            "sample_rate": block.sample_rate,
+            "error_rate": block.error_rate if present.error_rate else None,
+            "missed_samples": block.missed_samples if present.missed_samples else None,
+        }
+    else:
+        block = spec.legacy_stats(order).parse(bytes(data[start : start + 16]) + tail)
+        values = {"duration_sec": block.duration_sec, "sample_rate": block.sample_rate,
+                  "error_rate": None, "missed_samples": None}
+    if not _stats_values_valid(values):
+        raise FormatError("Invalid profiling statistics values", offset=start, path="stats")
+    return values
+
+
+def _stats_values_valid(values: dict[str, float | None]) -> bool:
+    def non_negative(x: float) -> bool:
+        return math.isfinite(x) and x >= 0
+
+    return (
+        non_negative(values["duration_sec"])
+        and non_negative(values["sample_rate"])
+        and (values["error_rate"] is None or non_negative(values["error_rate"]))
+        and (values["missed_samples"] is None or math.isfinite(values["missed_samples"]))
+    )
+
+
+def _check_offsets(header: cs.Container, size: int) -> None:
+    strings, frames = header.string_table_offset, header.frame_table_offset
+    if strings > size:
+        raise FormatError(
+            f"Invalid string table offset: {strings} exceeds file size {size}",
+            offset=40, path="header -> string_table_offset",
+        )
+    if frames > size:
+        raise FormatError(
+            f"Invalid frame table offset: {frames} exceeds file size {size}",
+            offset=48, path="header -> frame_table_offset",
+        )
+    if strings < spec.HEADER_SIZE:
+        raise FormatError(
+            f"Invalid string table offset: {strings} is before data section",
+            offset=40, path="header -> string_table_offset",
+        )
+    if frames < spec.HEADER_SIZE:
+        raise FormatError(
+            f"Invalid frame table offset: {frames} is before data section",
+            offset=48, path="header -> frame_table_offset",
+        )
+    if strings > frames:
+        raise FormatError(
+            f"Invalid table offsets: string table ({strings}) is after frame table ({frames})",
+            offset=40, path="header -> string_table_offset",
+        )
+
+
+def _check_string_count(meta: TachyonFile) -> None:
+    """Spec §6.1 check 15; like check 18 it is computed from the whole file size."""
+    size = meta.file_size
+    footer_at = size - spec.FOOTER_SIZE
+    string_cap = (size - meta.header.string_table_offset) // spec.MIN_STRING_SIZE
+    if meta.footer.string_count > string_cap:
+        raise FormatError(
+            f"Invalid string count {meta.footer.string_count} exceeds maximum possible"
+            f" {string_cap}",
+            offset=footer_at, path="footer -> string_count",
+        )
+
+
+def _check_frame_count(meta: TachyonFile) -> None:
+    """Spec §6.1 check 18."""
+    size = meta.file_size
+    footer_at = size - spec.FOOTER_SIZE
+    # an L1 entry (3 varints) can be as small as 3 bytes; L1 and L2 are told apart later
+    min_frame = spec.MIN_FRAME_SIZE if meta.layout == "L3" else spec.MIN_LEGACY_FRAME_SIZE
+    frame_cap = (size - meta.header.frame_table_offset) // min_frame
+    if meta.footer.frame_count > frame_cap:
+        raise FormatError(
+            f"Invalid frame count {meta.footer.frame_count} exceeds maximum possible {frame_cap}",
+            offset=footer_at + 4, path="footer -> frame_count",
+        )
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+
+def _parse_strings(meta: TachyonFile) -> list[str]:
+    """String table; like CPython's parser it is bounded only by the end of the file."""
+    start = meta.header.string_table_offset
+    count = meta.footer.string_count
+    fast = fast_strings(memoryview(meta.data)[start:], count)
+    if fast is not None:
+        return fast
+    stream = io.BytesIO(memoryview(meta.data)[start:])
+    try:
+        return [s.text for s in _STRING_TABLE.parse_stream(stream, count=count)]
+    except cs.ConstructError:
+        pass  # locate the entry and say what is wrong with it
+    stream.seek(0)
+    for index in range(count):
+        at = stream.tell()
+        try:
+            length = ULEB128_U32.parse_stream(stream)
+        except cs.ConstructError:
+            raise FormatError(
+                "Malformed varint in string table", offset=start + at,
+                path=f"string_table -> {index} -> len",
+            ) from None
+        if stream.seek(length, io.SEEK_CUR) > len(meta.data) - start:
+            raise FormatError(
+                "String table overflow", offset=start + at, path=f"string_table -> {index}"
+            )
+    raise AssertionError("string table failed to parse but every entry is valid")
+
+
+def _parse_frames(meta: TachyonFile) -> Frames:
+    start = meta.header.frame_table_offset
+    count = meta.footer.frame_count
+    table_end_l3 = len(meta.data) - spec.FOOTER_SIZE
+    if meta.layout != "L3":
+        legacy = _parse_legacy_frames(meta, start, count, table_end_l3)
+        if legacy is not None:
+            return legacy
+    else:
+        fast = fast_frames(memoryview(meta.data)[start:], count)
+        if fast is not None:
+            return fast[0]
+    stream = io.BytesIO(memoryview(meta.data)[start:])
+    try:
+        entries = _FRAME_TABLE.parse_stream(stream, count=count)
+    except cs.ConstructError:
+        _raise_frame_error(meta, start, count)
+    return frames_from_entries(entries)
+
+
+def fast_strings(data, count: int) -> list[str] | None:
+    """Scan: the string table (``count`` entries of :data:`spec.STRING`) without construct;
+    ``None`` if any entry is not plainly valid (the declarations then report the problem)."""
+    raw = bytes(data)
+    n = len(raw)
+    out = []
+    p = 0
+    for _ in range(count):
+        length = shift = 0
+        while True:
+            if p >= n or shift > 28:
+                return None
+            byte = raw[p]
+            p += 1
+            length |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        if length > U32_MAX or p + length > n:
+            return None
+        out.append(raw[p : p + length].decode("utf-8", errors="replace"))
+        p += length
+    return out
+
+
+def fast_frames(data, count: int) -> tuple[Frames, int] | None:
+    """Vectorised: a layout-L3 frame table (``count`` entries of :data:`spec.FRAME`) and the
+    size it takes, without construct; ``None`` if any entry is not plainly valid (varints of
+    up to 5 bytes within u32, inside *data*): the declarations then parse it and report.
+
+    Only the entry boundaries need a (short) loop: an entry is six varints, so the next one
+    starts two bytes after its sixth terminator, or one terminator later when the opcode
+    byte is itself below 0x80. The field values are decoded at once by the varint kernel.
+    """
+    b = np.frombuffer(data, np.uint8)
+    n = b.size
+    if count == 0:
+        return frames_from_entries([]), 0
+    ends = np.flatnonzero(b < 0x80)
+    last_rank = ends.size - 6
+    el = ends.tolist()
+    raw = bytes(data)
+    ranks = [0] * count
+    r = 0
+    for i in range(count):
+        if r > last_rank:
+            return None
+        ranks[i] = r
+        opcode_at = el[r + 5] + 1
+        if opcode_at >= n:
+            return None
+        r += 7 if raw[opcode_at] < 0x80 else 6
+    rank = np.array(ranks, dtype=np.intp)
+    pos = ends[rank[:, None] + np.arange(6)]  # (count, 6) terminator of each field
+    opcode_at = pos[:, 5] + 1
+    first = np.empty_like(pos)
+    first[:, 1:] = pos[:, :-1] + 1
+    first[0, 0] = 0
+    first[1:, 0] = opcode_at[:-1] + 1
+    if (pos - first).max() >= 5:  # a field longer than 5 bytes: let construct judge it
+        return None
+    values = varint.decode_uleb128_ending_at(b, pos.ravel(), first.ravel()).reshape(-1, 6)
+    if values.max() > U32_MAX:
+        return None
+    z = values[:, 2:].astype(np.int64)
+    signed = ((z >> 1) ^ -(z & 1)).astype(np.int32)
+    lineno, end_delta, column, end_column_delta = signed.T
+    opcode = b[opcode_at].astype(np.int16)
+    opcode[opcode == spec.OPCODE_NONE] = -1
+    frames = Frames(
+        values[:, 0].astype(np.uint32),
+        values[:, 1].astype(np.uint32),
+        lineno.copy(),
+        _rebase(lineno, end_delta, count),
+        column.copy(),
+        _rebase(column, end_column_delta, count),
+        opcode,
+    )
+    return frames, int(opcode_at[-1]) + 1
+
+
+def _parse_legacy_frames(meta: TachyonFile, start: int, count: int, end: int):
+    """Spec §10 rule 3: the frame-table variant whose parse ends exactly at the footer."""
+    for parser, layout in ((_FRAME_TABLE, "L2"), (_LEGACY_FRAME_TABLE, "L1")):
+        stream = io.BytesIO(memoryview(meta.data)[start:])
+        try:
+            entries = parser.parse_stream(stream, count=count)
+        except cs.ConstructError:
+            continue
+        if start + stream.tell() == end:
+            meta.layout = layout
+            return frames_from_entries(entries, legacy=layout == "L1")
+    return None
+
+
+def _raise_frame_error(meta: TachyonFile, start: int, count: int):
+    stream = io.BytesIO(memoryview(meta.data)[start:])
+    for index in range(count):
+        for sub in spec.FRAME.subcons:
+            field_at = stream.tell()
+            try:
+                sub.parse_stream(stream)
+            except cs.ConstructError:
+                if sub.name == "opcode":
+                    message = "Unexpected end of frame table (opcode)"
+                else:
+                    message = f"Malformed varint in frame table ({_FRAME_FIELD_NAMES[sub.name]})"
+                raise FormatError(
+                    message, offset=start + field_at,
+                    path=f"frame_table -> {index} -> {sub.name}",
+                ) from None
+    raise AssertionError("frame table failed to parse but every entry is valid")
+
+
+def info(source: Source) -> dict[str, Any]:
+    """``BinaryReader.get_info()`` of a Tachyon file, read from its header, statistics block
+    and footer only (the sample region and the tables are not parsed)."""
+    with open_file(source, tables=False) as meta:
+        meta.check_table_counts()  # CPython's get_info() needs an open that passed them
+        return meta.info()

@@ -1,0 +1,148 @@
+"""Read a Tachyon file into a :class:`~tachyon_format.model.Profile`.
+
+Pipeline:
+1. ``tachyon_file.open_file`` checks the header, statistics, footer and tables (spec §6.1);
+2. the sample region is streamed in chunks (decompressed with a size cap when zstd);
+3. ``samples.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
+   prefix tree, and appends the samples and records to ``columns.GrowingColumns``: for
+   ``read`` arrays sized from the header's sample count (bounded by what the region can
+   hold), for ``iter_batches`` a pending batch that is handed out when full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from tachyon_format.errors import FormatError
+from tachyon_format.model import Frames, Profile, Records, Samples, Stacks, Threads
+from tachyon_format.schema import tachyon as spec
+
+from .file import Source, TachyonFile, frame_strings_ok, open_file
+from .region.columns import GrowingColumns
+from .region.decoder import SampleDecoder
+
+DEFAULT_CHUNK_SIZE = 8 << 20
+
+
+def read(
+    source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE, threads: bool | None = None
+) -> Profile:
+    """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
+
+    *threads*: whether a helper thread finds the next stretch of records while the current
+    one is decoded (the result is the same either way); by default, when this process may
+    run on more than one CPU.
+
+    Raises :class:`~tachyon_format.FormatError` for anything CPython's reader rejects,
+    including a sample count that differs from the header's."""
+    with open_file(source) as meta:
+        decoder = _decoder(meta, threads)
+        samples = GrowingColumns.samples(_sample_capacity(meta))
+        records = GrowingColumns.records()
+        for chunk, final in _with_last(meta.iter_region(chunk_size)):
+            decoder.decode_into(chunk, final=final, samples=samples, records=records)
+        _check_sample_count(meta, decoder.total_samples)
+        return _profile(meta, decoder, Samples(**samples.finish()), Records(**records.finish()))
+
+
+def iter_batches(
+    source: Source, *, samples_per_batch: int = 1_000_000, threads: bool | None = None
+) -> Iterator[Profile]:
+    """The profile as successive batches of at most ``samples_per_batch`` samples.
+
+    Every batch is a :class:`Profile` whose ``samples`` (and ``records``, with
+    ``first_sample`` relative to the batch) cover the next stretch of the file, and whose
+    ``threads`` and ``stacks`` are the tables seen so far: stack and thread ids stay valid
+    in later batches, so results can be aggregated batch by batch. Memory is bounded by
+    the batch size and the tables, not by the file. The sample-count check happens after
+    the last batch. *threads* as for :func:`read`."""
+    if samples_per_batch < 1:
+        raise ValueError("samples_per_batch must be positive")
+    with open_file(source) as meta:
+        decoder = _decoder(meta, threads)
+        # a sample takes at least 2 region bytes, so a chunk never yields more than this
+        chunk_size = max(64 << 10, 2 * samples_per_batch)
+        pending = GrowingColumns.samples(samples_per_batch)
+        pending_records = GrowingColumns.records()
+        for chunk, final in _with_last(meta.iter_region(chunk_size)):
+            decoder.decode_into(chunk, final=final, samples=pending, records=pending_records)
+            while pending.size >= samples_per_batch or (final and pending.size):
+                samples, records = _take(pending, pending_records, samples_per_batch)
+                yield _profile(meta, decoder, samples, records)
+        _check_sample_count(meta, decoder.total_samples)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _decoder(meta: TachyonFile, threads: bool | None) -> SampleDecoder:
+    assert meta.frames is not None
+    return SampleDecoder(
+        order=meta.order,
+        start_time_us=meta.start_time_us,
+        thread_count=meta.thread_count,
+        frame_count=len(meta.frames),
+        frame_string_ok=frame_strings_ok(meta.frames, len(meta.strings or ())),
+        threads=threads,
+    )
+
+
+def _with_last(chunks) -> Iterator[tuple[Any, bool]]:
+    """Pair every chunk with whether it is the last one; an empty region is one empty chunk,
+    so the decoder always sees a final call."""
+    previous = None
+    for chunk in chunks:
+        if previous is not None:
+            yield previous, False
+        previous = chunk
+    yield (b"" if previous is None else previous), True
+
+
+def _sample_capacity(meta: TachyonFile) -> int:
+    """Rows to reserve: the header's count, but never more than the region could hold
+    (every sample takes at least 2 bytes), so a corrupt header cannot force a huge
+    allocation."""
+    start, end = meta.region_span
+    region_bound = (end - start) if not meta.compressed else spec.MAX_DECOMPRESSED_SIZE
+    return int(min(meta.sample_count, region_bound // spec.MIN_REPEAT_ENTRY_SIZE))
+
+
+def _check_sample_count(meta: TachyonFile, decoded: int) -> None:
+    if decoded != meta.sample_count:
+        raise FormatError(
+            f"Sample count mismatch: header declares {meta.sample_count} samples but replay"
+            f" decoded {decoded}",
+            offset=28,
+            path="header -> sample_count",
+        )
+
+
+def _profile(meta: TachyonFile, decoder: SampleDecoder, samples: Samples, records: Records):
+    interpreter_id, thread_id = decoder.threads
+    assert meta.frames is not None and meta.strings is not None
+    frames: Frames = meta.frames
+    return Profile(
+        info=meta.info(),
+        strings=meta.strings,
+        frames=frames,
+        threads=Threads(interpreter_id=interpreter_id, thread_id=thread_id),
+        stacks=Stacks(frame=decoder.stack_frame, parent=decoder.stack_parent),
+        samples=samples,
+        records=records,
+    )
+
+
+def _take(
+    pending: GrowingColumns, pending_records: GrowingColumns, n: int
+) -> tuple[Samples, Records]:
+    """Split off the first ``n`` pending samples and the records that start among them."""
+    samples = pending.take(n)
+    taken = len(samples["stack"])
+    first = pending_records.view("first_sample")
+    n_records = int(np.searchsorted(first, taken, side="left"))
+    records = pending_records.take(n_records)
+    pending_records.shift("first_sample", taken)
+    return Samples(**samples), Records(**records)

@@ -1,0 +1,1 @@
+"""The sample region: records decoded into columns and a stack prefix tree."""

@@ -1,0 +1,690 @@
+"""The stack prefix tree (Firefox-profiler style) grown from the records' pushed frames.
+
+Every pushed frame (an *event*) becomes a node ``(parent, frame)``, deduplicated exactly, so a
+node id names a whole call stack. The parent of a record's bottom pushed frame is the node
+at level ``keep`` of its thread's stack before the record: the record's *base*.
+
+A batch is built without a loop per stack level:
+
+1. *Listed stacks*: a record that keeps no levels (FULL, mostly) lists its whole stack,
+   whatever its thread held before. Its path hash is one cumsum away (step 4); a node of
+   an earlier batch with that hash, walked up to the root and compared frame by frame,
+   is its stack. Records of the batch listing the same frames (compared likewise) are
+   left to the first of them. Only the rest go on: deep profiles list the same
+   stacks again and again.
+2. *Events* in canonical order: records in order, each record's frames outermost first.
+3. *Bases*: a record's base is pushed by the latest earlier record of its thread that
+   keeps fewer levels (binary lifting over running minima, per record, not per frame),
+   else it is on the stack carried from earlier batches or ends a listed stack (found by
+   walking up from that node).
+4. *Path hashes*: ``H(event) = H(parent) + term(frame) * R**level`` mod 2**64, with seeded
+   random terms per frame and a seeded odd R; within a record one cumsum, across records
+   pointer jumping over the bases.
+5. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
+   hashes; new nodes numbered by first event, so ids never depend on hash values (nor on
+   how records are cut into batches) and every parent id is below its children's. New
+   nodes reach the hash store at the next batch (a single batch never builds it).
+6. *Proof*: every event must agree with its node on frame and parent node. By induction from
+   the root, that makes each node's path the path of each of its events, and equal paths
+   have equal hashes: a hash collision cannot slip through. On a disagreement the batch is
+   redone with exact grouping, then under a fresh random seed (all stored hashes
+   recomputed), and if that also fails, level by level without hashes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from tachyon_format.kernels import hashing, segments
+from tachyon_format.schema import tachyon as spec
+
+MAX_DEPTH = spec.MAX_STACK_DEPTH
+# (fresh seed first?, group by full hashes?): a shared run of high hash bits, then a
+# collision of full hashes, then (once all of these failed) the exact path
+_HASHED_ATTEMPTS = ((False, False), (False, True), (True, True))
+_POWER_BLOCK = 1 << 16  # frames whose hash terms _listing_hashes scales with one table
+_POWER_BITS = 11  # powers x**e (e below 2**33) as a product from three tables of 2**11
+_COMPARE_BLOCK = 1 << 20  # frames compared per block (bounded temporaries)
+
+__all__ = ["StackTree"]
+
+
+def _new_seed() -> int:
+    """A 64-bit seed from OS entropy, so crafted input cannot aim at collisions."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
+class _HashStore:
+    """Path hash -> node id, as sorted runs of uint64 keys (a hash's high 32 bits, the id in
+    the low 32) merged geometrically (a sorted-array LSM; merging two runs is one timsort).
+    A key proposes a node; the node's full hash confirms it. A filter of 8 to 32 bits per
+    node, by the hash's high bits, answers most absent hashes without a search."""
+
+    HIGH = np.uint64(0xFFFFFFFF00000000)
+
+    def __init__(self) -> None:
+        self.runs: list[np.ndarray] = []
+        self.size = 0
+        self._filter_bits = 13  # log2 of its size in bits
+        self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
+
+    def lookup(self, hashes: np.ndarray, node_hash: np.ndarray) -> np.ndarray:
+        """Vectorised: node ids of sorted *hashes* (-1 where absent), given every node's
+        full hash."""
+        out = np.full(hashes.size, -1, dtype=np.int32)
+        if not self.size:
+            return out
+        slot = self._slots(hashes)
+        maybe = self._filter[slot >> 3] >> (slot & 7).astype(np.uint8)
+        maybe = np.flatnonzero(maybe & 1)
+        high = hashes[maybe] & self.HIGH
+        for run in self.runs:
+            pos = np.searchsorted(run, high)
+            todo = np.arange(maybe.size)
+            while todo.size:  # (more than one round only where high bits are shared)
+                p = pos[todo]
+                inside = p < run.size
+                todo, p = todo[inside], p[inside]
+                key = run[p]
+                same_high = (key & self.HIGH) == high[todo]
+                todo, p, key = todo[same_high], p[same_high], key[same_high]
+                node = (key & ~self.HIGH).astype(np.intp)
+                hit = node_hash[node] == hashes[maybe[todo]]
+                out[maybe[todo[hit]]] = node[hit]
+                todo = todo[~hit]
+                pos[todo] = p[~hit] + 1
+        return out
+
+    def add(self, hashes: np.ndarray, ids: np.ndarray) -> None:
+        """Vectorised: add nodes *ids* (below 2**32) with their *hashes* as a sorted run,
+        merging runs of similar size."""
+        if not hashes.size:
+            return
+        run = hashes & self.HIGH
+        run |= ids.astype(np.uint64)
+        run.sort()
+        self.runs.append(run)
+        self.size += run.size
+        while len(self.runs) > 1 and self.runs[-2].size <= 2 * self.runs[-1].size:
+            merged = np.concatenate(self.runs[-2:])
+            merged.sort(kind="stable")  # timsort: one merge of two sorted runs
+            self.runs[-2:] = [merged]
+        if 8 * self.size > 1 << self._filter_bits and self._filter_bits < 32:
+            self._filter_bits = min(32, (16 * self.size - 1).bit_length())
+            self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
+            for r in self.runs:
+                self._set_bits(r)
+        else:
+            self._set_bits(run)
+
+    def _set_bits(self, run: np.ndarray) -> None:
+        """Vectorised: set the filter bits of a sorted run (its bytes in increasing order,
+        so one OR per byte by ``reduceat``)."""
+        slot = (run >> np.uint64(64 - self._filter_bits)).astype(np.uint32)
+        bit = np.left_shift(np.uint8(1), (slot & np.uint32(7)).astype(np.uint8))
+        slot >>= np.uint32(3)  # the byte
+        starts = np.flatnonzero(slot[1:] != slot[:-1])
+        starts += 1
+        starts = np.r_[0, starts]
+        self._filter[slot[starts]] |= np.bitwise_or.reduceat(bit, starts)
+
+    def _slots(self, keys: np.ndarray) -> np.ndarray:
+        """The filter slot of each hash (or key: the same high bits)."""
+        return (keys >> np.uint64(64 - self._filter_bits)).astype(np.intp)
+
+
+@dataclass
+class _Events:
+    """A batch's pushed frames in canonical order (records in order, outermost first)."""
+
+    npush: np.ndarray  # per record: its number of events
+    start: np.ndarray  # per record: index of its first (outermost) event
+    end: np.ndarray  # per record: one past its last (innermost) event
+    first_level: np.ndarray  # per record: level of its first event, minus that event's index
+    pushing: np.ndarray  # the records with events
+    record: np.ndarray  # per event: its record
+    frame: np.ndarray  # per event: frame index (int64: int32 indices gather slower)
+    level: np.ndarray  # per event: stack level, 1 = outermost frame of a stack
+
+    @classmethod
+    def build(cls, npush, frames, keep, src) -> _Events:
+        """Vectorised: each record's frames, listed innermost first from ``frames[src]``
+        on, reversed."""
+        end = np.cumsum(npush)
+        start = end - npush
+        iota = np.arange(end[-1] if end.size else 0)
+        record = np.repeat(np.arange(npush.size), npush)
+        flat = (src + end - 1)[record]
+        flat -= iota
+        frame = frames[flat]
+        first_level = keep + 1 - start
+        level = first_level[record]
+        level += iota
+        return cls(npush, start, end, first_level, np.flatnonzero(npush), record, frame, level)
+
+
+@dataclass
+class _Bases:
+    """Per record: what its pushed frames (or, if it pushes none, its stack) rest on."""
+
+    event: np.ndarray  # an event of an earlier record of this batch, else -1
+    node: np.ndarray  # else: a node carried from earlier batches, or -1 (the root)
+    carried: np.ndarray  # the records whose base is a carried node
+
+
+class StackTree:
+    """Growing prefix tree of stacks plus each thread's current stack in it."""
+
+    def __init__(self) -> None:
+        self.threads = 0
+        # per thread: the node of its current stack (-1: empty) and its depth
+        self._cur_node = np.zeros(0, np.int32)
+        self._cur_depth = np.zeros(0, np.int64)
+        self._node_frame = np.zeros(1024, np.int32)
+        self._node_parent = np.zeros(1024, np.int32)
+        self._node_depth = np.zeros(1024, np.int16)  # its level: 1 for an outermost frame
+        self._node_hash = np.zeros(0, np.uint64)  # path hash of each node
+        self._num_nodes = 0
+        # (ids, path hashes) of nodes not yet in the hash store nor in _node_hash: both are
+        # needed from the next batch on only (so never, for a single batch)
+        self._unindexed: list[tuple[np.ndarray, np.ndarray]] = []
+        self._frame_terms = np.zeros(0, np.uint64)
+        self._set_seed(_new_seed())
+        self._store = _HashStore()
+        self._stale = False  # nodes were added without hashes: rehash before the next batch
+
+    @property
+    def frame(self) -> np.ndarray:
+        """Frame-table index of each node."""
+        return self._node_frame[: self._num_nodes]
+
+    @property
+    def parent(self) -> np.ndarray:
+        """Parent node of each node (the next frame outward), -1 for an outermost frame."""
+        return self._node_parent[: self._num_nodes]
+
+    def add_thread(self) -> int:
+        """Register the next thread row (its stack starts empty); returns the row."""
+        row = self.threads
+        if row >= self._cur_node.size:
+            cap = max(16, 2 * row)
+            self._cur_node = _grown(self._cur_node, cap, row)
+            self._cur_depth = _grown(self._cur_depth, cap, row)
+        self._cur_node[row] = -1
+        self._cur_depth[row] = 0
+        self.threads += 1
+        return row
+
+    def add_records(self, change, npush, frames, thr, keep) -> np.ndarray:
+        """Vectorised: the prefix-tree node of each stack-change record's new stack (-1 for an
+        empty stack, and for REPEAT records, which keep their thread's stack).
+
+        Per record: *change* (False for REPEAT), *npush* (frames listed), *thr* (thread row, below
+        :attr:`threads`), *keep* (levels kept below the listed frames, at most the thread's
+        depth); *frames* are the listed frame indices of all records, innermost first per
+        record."""
+        if change.all():
+            return self._add_changes(npush, frames, thr, keep)
+        rec_stack = np.full(change.size, -1, np.int32)
+        changes = np.flatnonzero(change)  # (REPEAT records list no frames)
+        if changes.size:
+            rec_stack[changes] = self._add_changes(npush[changes], frames, thr[changes],
+                                                   keep[changes])
+        return rec_stack
+
+    def _add_changes(self, npush, frames, thr, keep) -> np.ndarray:
+        """Vectorised: :meth:`add_records` for stack-change records only."""
+        if self._stale:
+            self._rehash()
+        self._index_new_nodes()
+        if frames.size:
+            self._cover_frames(int(frames.max()))
+        src = np.cumsum(npush)
+        src -= npush  # each record's first listed frame
+        known, rep = self._listed_stacks(npush, frames, keep, src)
+        own = np.flatnonzero((rep == np.arange(rep.size)) & (known < 0))  # into the tree
+        row = np.zeros(rep.size, np.intp)  # a record's row among those (of its stand-in)
+        row[own] = np.arange(own.size)
+        row = row[rep]
+        ev = _Events.build(npush[own], frames, keep[own], src[own])
+        base = self._bases(ev, thr, keep, own, row, known, npush)
+        for reseed, exact in _HASHED_ATTEMPTS:
+            if reseed:
+                self._set_seed(_new_seed())
+                self._rehash()
+            node = self._hashed_nodes(ev, base, exact)
+            if node is not None:
+                break
+        else:
+            node = self._exact_nodes(ev, base)
+            self._stale = True
+        own_stack = np.full(own.size, -1, np.int32)
+        has = ev.pushing
+        own_stack[has] = node[ev.end[has] - 1]
+        # records that only pop (or keep) end on their base
+        bare = np.flatnonzero((ev.npush == 0) & (keep[own] > 0))
+        be = base.event[bare]
+        own_stack[bare] = np.where(be >= 0, node[np.maximum(be, 0)] if node.size else -1,
+                                   base.node[bare])
+        rec_stack = known.astype(np.int32)
+        rest = np.flatnonzero(known < 0)
+        rec_stack[rest] = own_stack[row[rest]]
+        self._carry(npush, thr, keep, rec_stack)
+        return rec_stack
+
+    # ------------------------------------------------------------------ listed stacks
+    def _listed_stacks(self, npush, frames, keep, src) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised: for records whose new stack is just their listed frames (they keep
+        no levels, so it does not depend on their thread's earlier stack): per record, the
+        node of a stack of an earlier batch it equals (else -1), and the first record of
+        the batch listing the same frames (else the record itself). Only the rest go into
+        the tree, so a stack met again costs a comparison of its frames, not a node lookup
+        per frame.
+
+        A listing's hash is the path hash of its stack: a node of earlier batches with that
+        hash is walked up to the root and compared frame by frame; records with equal
+        hashes in the batch are compared frame by frame. Mismatches stay apart."""
+        n = npush.size
+        known = np.full(n, -1, np.int64)
+        rep = np.arange(n)
+        fresh = np.flatnonzero((keep == 0) & (npush > 0))
+        if not fresh.size:
+            return known, rep
+        h = self._listing_hashes(frames, src[fresh], npush[fresh])
+        node = self._store.lookup(h, self._node_hash)
+        hit = np.flatnonzero(node >= 0)
+        if hit.size:
+            ok = self._path_is(node[hit], frames, src[fresh[hit]], npush[fresh[hit]])
+            known[fresh[hit[ok]]] = node[hit[ok]]
+            left = np.flatnonzero(known[fresh] < 0)
+            fresh, h = fresh[left], h[left]
+        if fresh.size < 2:
+            return known, rep
+        order, head = hashing.group_by_hash(h, exact=True)  # equal hashes in record order
+        run_first = np.flatnonzero(head)
+        first = order[np.repeat(run_first, np.diff(np.r_[run_first, h.size]))]
+        later = np.flatnonzero(first != order)
+        if not later.size:
+            return known, rep
+        dup, orig = fresh[order[later]], fresh[first[later]]
+        same = npush[dup] == npush[orig]
+        dup, orig = dup[same], orig[same]
+        same = _same_listings(frames, src[dup], src[orig], npush[dup])
+        rep[dup[same]] = orig[same]
+        return known, rep
+
+    def _listing_hashes(self, frames, src, npush) -> np.ndarray:
+        """Vectorised: the path hash of the stack listed (innermost first) in each
+        ``frames[src:src + npush]``. With level terms ``R**level``, that is
+        ``R**(src + npush) * sum(term(frame) * R**-g)`` over the listing's indices g in
+        *frames*: one cumsum for all records."""
+        acc = self._frame_terms[frames]
+        if self._inverse_block is None:
+            self._inverse_block = _geometric(self._inverse_root, _POWER_BLOCK)
+        for lo in range(0, acc.size, _POWER_BLOCK):  # acc[g] *= R**-g, a block at a time
+            part = acc[lo:lo + _POWER_BLOCK]
+            part *= self._inverse_block[: part.size]
+            part *= np.uint64(pow(self._inverse_root, lo, 1 << 64))
+        np.cumsum(acc, out=acc)
+        end = src + npush
+        h = acc[end - 1]
+        inner = np.flatnonzero(src)
+        h[inner] -= acc[src[inner] - 1]
+        h *= _power(self._root_tables, end)
+        return h
+
+    def _path_is(self, node, frames, src, npush) -> np.ndarray:
+        """Vectorised over records, sequential over levels: whether each *node*'s stack is
+        exactly the listing ``frames[src:src + npush]`` (innermost first)."""
+        ok = self._node_depth[node] == npush
+        node, src, npush = node[ok], src[ok], npush[ok]
+        by_length = np.argsort(-npush, kind="stable")
+        cur = node[by_length].astype(np.intp)
+        first, count = src[by_length], npush[by_length]
+        # level-major: the walk's frames, and where the listing has them
+        start = np.r_[0, np.cumsum(_longer_than(count))]
+        walked = np.empty(start[-1], np.int32)
+        listed_at = np.empty(start[-1], np.intp)
+        for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
+            c = cur[: hi - lo]
+            np.take(self._node_frame, c, out=walked[lo:hi])
+            np.add(first[: hi - lo], i, out=listed_at[lo:hi])
+            c[...] = self._node_parent[c]  # (the root, -1, only after a walk's last level)
+        differ = np.flatnonzero(walked != frames[listed_at])
+        bad = np.zeros(cur.size, bool)
+        bad[differ - start[np.searchsorted(start, differ, side="right") - 1]] = True
+        ok[np.flatnonzero(ok)[by_length[bad]]] = False
+        return ok
+
+    # ------------------------------------------------------------------ bases
+    def _bases(self, ev: _Events, thr, keep, own, row, known, npush) -> _Bases:
+        """Vectorised: the base of each record of *ev*: the batch's records *own*; *row*
+        maps every batch record to the row of its stand-in among them, *known* to the node
+        of its stack when that was found among earlier batches' nodes. A base is the node
+        at level *keep* of the thread's stack, pushed by the latest earlier record of the
+        thread in the batch that keeps fewer levels (those in between keep that level, and
+        that record set it), else carried from earlier batches."""
+        order = np.argsort(thr.astype(segments.small_key_dtype(max(self.threads, 1))),
+                           kind="stable")  # a radix sort for small keys
+        position = np.empty(order.size, np.intp)
+        position[order] = np.arange(order.size)
+        rows = np.flatnonzero(keep[own])  # rows that need a base
+        rec = own[rows]
+        k = keep[rec]
+        j = segments.previous_below(keep[order], position[rec], k)
+        p = order[np.maximum(j, 0)]
+        found = (j >= 0) & (thr[p] == thr[rec])
+        within = k - keep[p] - 1  # the pushed frame at level k, counted from the outermost
+        source = row[p]
+        in_tree = found & (known[p] < 0)
+        if (in_tree & (within >= ev.npush[source])).any():
+            raise ValueError("a record keeps more levels than its thread's stack has")
+        event = np.full(own.size, -1, np.int64)
+        event[rows[in_tree]] = ev.start[source[in_tree]] + within[in_tree]
+        node = np.full(own.size, -1, np.int32)
+        on_known = np.flatnonzero(found & ~in_tree)
+        node[rows[on_known]] = self._walk_up(known[p[on_known]], npush[p[on_known]],
+                                             k[on_known])
+        lost = np.flatnonzero(~found)
+        node[rows[lost]] = self._walk_up(self._cur_node[thr[rec[lost]]],
+                                         self._cur_depth[thr[rec[lost]]], k[lost])
+        carried = np.sort(np.r_[rows[on_known], rows[lost]])
+        return _Bases(event, node, carried)
+
+    def _walk_up(self, node: np.ndarray, depth: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """Vectorised over queries, sequential over levels: the node at *level* of the
+        stacks ending on *node* at *depth*."""
+        steps = np.asarray(depth, np.int64) - level
+        if (steps < 0).any():
+            raise ValueError("a record keeps more levels than its thread's stack has")
+        by_steps = np.argsort(-steps, kind="stable")
+        cur = node[by_steps].astype(np.intp)
+        for n in _longer_than(steps[by_steps]).tolist():
+            c = cur[:n]
+            c[...] = self._node_parent[c]
+        out = np.empty(cur.size, np.int32)
+        out[by_steps] = cur
+        return out
+
+    # ------------------------------------------------------------------ nodes by hash
+    def _hashed_nodes(self, ev: _Events, base: _Bases, exact: bool):
+        """Vectorised: the node of every event by path hashes, proven exactly; None if the
+        proof fails (the tree is then unchanged). Events are grouped by the high bits of
+        their hashes, or by the full hashes if *exact*."""
+        nf = ev.frame.size
+        base_hash = np.zeros(ev.start.size, np.uint64)
+        c = base.carried
+        base_hash[c] = np.where(base.node[c] >= 0, self._node_hash[base.node[c]], 0)
+        event_hash = self._event_hashes(ev, base, base_hash)
+        order, head = hashing.group_by_hash(event_hash, exact)
+        heads = np.flatnonzero(head)
+        first = order[heads]  # the first event of each group; groups by increasing hash
+        group_hash = event_hash[first]
+        ids = self._store.lookup(group_hash, self._node_hash)
+        new = np.flatnonzero(ids < 0)
+        group = np.cumsum(head, dtype=np.int32)
+        group -= 1
+        group_of = np.empty(nf, np.int32)  # the group of each event
+        group_of[order] = group
+        del group
+        is_new_first = np.zeros(nf, bool)
+        is_new_first[first[new]] = True
+        new_first = np.flatnonzero(is_new_first)  # new nodes in canonical order
+        ids[group_of[new_first]] = np.arange(self._num_nodes, self._num_nodes + new.size,
+                                             dtype=np.int32)
+        node = ids[group_of]
+        del group_of
+        parent = self._event_parents(ev, base, node)
+        self._write_nodes(ev.frame[new_first], parent[new_first], ev.level[new_first])
+        # every event but the first of a new node (the node was just made from it)
+        check = np.flatnonzero(~is_new_first) if 2 * new.size > nf else slice(None)
+        if not self._proven(ev.frame, parent, node, check):
+            return None
+        self._num_nodes += new.size
+        self._unindexed.append((ids[new], group_hash[new]))
+        return node
+
+    def _event_hashes(self, ev: _Events, base: _Bases, base_hash: np.ndarray) -> np.ndarray:
+        """Vectorised: path hash of every event (within a record a cumsum of terms; each
+        record's base hash by pointer jumping along base records). *base_hash* holds those
+        of carried bases on entry, of all bases on return."""
+        h = self._terms(ev.frame, ev.level)
+        np.cumsum(h, out=h)
+        before = np.zeros(ev.start.size, np.uint64)  # the cumsum before each record
+        inner = np.flatnonzero(ev.start)
+        before[inner] = h[ev.start[inner] - 1]
+        has = np.flatnonzero(base.event >= 0)
+        be = base.event[has]
+        base_record = np.full(ev.start.size, -1, np.int64)
+        base_record[has] = ev.record[be]
+        base_hash[has] = h[be] - before[base_record[has]]
+        segments.decode_chain_sums(base_hash, base_record)
+        offset = base_hash - before
+        h += np.repeat(offset, ev.npush)
+        return h
+
+    def _event_parents(self, ev: _Events, base: _Bases, node: np.ndarray) -> np.ndarray:
+        """Vectorised: parent node of each event: the event before it in its record, or the
+        record's base for its first event."""
+        parent = np.empty(node.size, np.int32)
+        parent[1:] = node[:-1]
+        has = ev.pushing
+        be = base.event[has]
+        parent[ev.start[has]] = np.where(be >= 0, node[np.maximum(be, 0)], base.node[has])
+        return parent
+
+    def _proven(self, frame, parent, node, events) -> bool:
+        """Vectorised: whether these *events* (indices or a slice) agree with their nodes
+        (found, or new and written after the counted ones) on frame and parent node."""
+        node = node[events]
+        return bool((self._node_frame[node] == frame[events]).all()
+                    and (self._node_parent[node] == parent[events]).all())
+
+    # ------------------------------------------------------------------ nodes, exact
+    def _exact_nodes(self, ev: _Events, base: _Bases) -> np.ndarray:
+        """Vectorised per stack level: node of every event by exact (parent, frame) keys,
+        without hashes (after hash proofs failed under two seeds); same ids as hashing."""
+        nf = ev.frame.size
+        m = self._num_nodes
+        known_keys = _pair_keys(self._node_parent[:m], self._node_frame[:m])
+        known_order = np.argsort(known_keys)
+        known_keys = known_keys[known_order]
+        node = np.full(nf, -1, np.int64)
+        # parent of each event: the event before it, or for a record's first its base
+        parent_event = np.arange(nf) - 1
+        parent_node = np.full(nf, -2, np.int64)  # -2: take the parent event's node
+        has = ev.pushing
+        starts, be = ev.start[has], base.event[has]
+        parent_event[starts] = be
+        parent_node[starts] = np.where(be >= 0, -2, base.node[has])
+        temp_first: list[np.ndarray] = []  # per new (temporary) node: its first event
+        temp_keys: list[np.ndarray] = []
+        temp_count = 0
+        by_level = np.argsort(ev.level, kind="stable")
+        bounds = np.flatnonzero(np.r_[True, np.diff(ev.level[by_level]) != 0, True])
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=False):
+            sel = by_level[lo:hi]
+            pn = parent_node[sel]
+            from_event = pn == -2
+            pn[from_event] = node[parent_event[sel[from_event]]]
+            uniq, first, inverse = segments.unique_inverse(_pair_keys(pn, ev.frame[sel]))
+            ids = _find_sorted(known_keys, uniq)
+            ids[ids >= 0] = known_order[ids[ids >= 0]]
+            miss = np.flatnonzero(ids < 0)
+            ids[miss] = m + temp_count + np.arange(miss.size)
+            temp_count += miss.size
+            temp_first.append(sel[first[miss]])
+            temp_keys.append(uniq[miss])
+            node[sel] = ids[inverse.reshape(-1)]
+        # number the new nodes by first event, as the hashed path does
+        first_event = np.concatenate(temp_first) if temp_first else np.zeros(0, np.int64)
+        order = np.argsort(first_event)
+        renumber = np.arange(m + first_event.size)
+        renumber[m + order] = np.arange(m, m + first_event.size)
+        keys = np.concatenate(temp_keys) if temp_keys else np.zeros(0, np.uint64)
+        frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        parent = (keys >> np.uint64(32)).astype(np.int64) - 1
+        parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
+        self._write_nodes(frame[order], parent[order], ev.level[first_event[order]])
+        self._num_nodes += order.size
+        return renumber[node].astype(np.int32)
+
+    # ------------------------------------------------------------------ hashes
+    def _set_seed(self, seed: int) -> None:
+        """New random terms: per level (odd, so a term tells frames apart) and per frame."""
+        self._seed = seed
+        # level terms R**level (R odd): a listed stack's path hash is then one cumsum away
+        # (see _listing_hashes)
+        self._root = int(hashing.hash_table(1, seed ^ 0x5EED)[0]) | 1
+        self._inverse_root = pow(self._root, -1, 1 << 64)
+        self._root_tables = _power_tables(self._root)
+        self._inverse_block: np.ndarray | None = None  # R**-g for g below _POWER_BLOCK
+        self._level_terms = self._root_tables[0][: MAX_DEPTH + 1]
+        self._frame_terms = hashing.hash_table(self._frame_terms.size, seed)
+
+    def _cover_frames(self, top: int) -> None:
+        """Extend the per-frame terms up to frame index *top*."""
+        have = self._frame_terms.size
+        if top >= have:
+            more = max(top + 1, 2 * have, 1024) - have
+            self._frame_terms = np.concatenate(
+                [self._frame_terms, hashing.hash_table(more, self._seed, first=have)])
+
+    def _terms(self, frame: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """Vectorised: the path-hash term of each (frame, level) pair (a new array)."""
+        terms = self._frame_terms[frame]
+        terms *= self._level_terms[level]
+        return terms
+
+    # ------------------------------------------------------------------ state
+    def _write_nodes(self, frame: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> None:
+        """Write nodes with ids from the current count on (without counting them; their
+        hashes come with the next batch, see _index_new_nodes)."""
+        need = self._num_nodes + frame.size
+        if need > self._node_frame.size:
+            cap = max(need, 2 * self._node_frame.size)
+            self._node_frame = _grown(self._node_frame, cap, self._num_nodes)
+            self._node_parent = _grown(self._node_parent, cap, self._num_nodes)
+            self._node_depth = _grown(self._node_depth, cap, self._num_nodes)
+        self._node_frame[self._num_nodes:need] = frame
+        self._node_parent[self._num_nodes:need] = parent
+        self._node_depth[self._num_nodes:need] = depth
+
+    def _index_new_nodes(self) -> None:
+        """Put the path hashes of the nodes of earlier batches in _node_hash and the store."""
+        if not self._unindexed:
+            return
+        if self._node_hash.size < self._num_nodes:
+            cap = max(self._num_nodes, 2 * self._node_hash.size)
+            self._node_hash = _grown(self._node_hash, cap, self._node_hash.size)
+        for ids, path_hash in self._unindexed:
+            self._node_hash[ids] = path_hash
+            self._store.add(path_hash, ids)
+        self._unindexed.clear()
+
+    def _carry(self, npush, thr, keep, rec_stack) -> None:
+        """Vectorised: each thread's current node and depth after the batch (of stack-change
+        records): its last record's."""
+        last = np.full(self.threads, -1, np.int64)
+        np.maximum.at(last, thr, np.arange(thr.size))
+        t = np.flatnonzero(last >= 0)
+        r = last[t]
+        self._cur_node[t] = rec_stack[r]
+        self._cur_depth[t] = keep[r] + npush[r]
+
+    def _rehash(self) -> None:
+        """Vectorised (pointer jumping): path hashes of all nodes under the current seed, and
+        the hash store rebuilt from them."""
+        m = self._num_nodes
+        parent = self._node_parent[:m]
+        terms = self._terms(self._node_frame[:m], self._node_depth[:m])
+        self._node_hash = segments.decode_chain_sums(terms, parent.astype(np.int64))
+        self._store = _HashStore()
+        self._store.add(self._node_hash, np.arange(m))
+        self._unindexed.clear()
+        self._stale = False
+
+
+# ---------------------------------------------------------------------- helpers
+def _geometric(ratio: int, count: int) -> np.ndarray:
+    """Vectorised: ``ratio**g`` mod 2**64 for g below *count* (as an outer product of two
+    short running products: a long one costs about 5 ns per value)."""
+    side = max(1, int(count**0.5) + 1)
+    small, big = (np.full(side, r, np.uint64) for r in (ratio, pow(ratio, side, 1 << 64)))
+    small[0] = big[0] = 1
+    for part in (small, big):
+        np.multiply.accumulate(part, out=part)  # (wraps mod 2**64)
+    return np.multiply.outer(big, small).reshape(-1)[:count].copy()
+
+
+def _power_tables(base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``base**(i << (k * _POWER_BITS))`` mod 2**64 for i below ``2**_POWER_BITS``, k = 0, 1, 2."""
+    size = 1 << _POWER_BITS
+    return tuple(_geometric(pow(base, 1 << (k * _POWER_BITS), 1 << 64), size)
+                 for k in range(3))  # type: ignore[return-value]
+
+
+def _power(tables, exponent: np.ndarray) -> np.ndarray:
+    """Vectorised: ``base**exponent`` mod 2**64 (exponents below 2**33) from
+    :func:`_power_tables`."""
+    e = np.asarray(exponent, np.int64)
+    mask = (1 << _POWER_BITS) - 1
+    out = tables[0][e & mask]
+    out *= tables[1][(e >> _POWER_BITS) & mask]
+    out *= tables[2][e >> (2 * _POWER_BITS)]
+    return out
+
+
+def _longer_than(lengths: np.ndarray) -> np.ndarray:
+    """Vectorised: for non-increasing *lengths*, how many are above i, for i from 0 to the
+    first length (the walks still under way at each step)."""
+    top = int(lengths[0]) if lengths.size else 0
+    return np.searchsorted(-lengths, -np.arange(top))
+
+
+def _same_listings(frames, a, b, count) -> np.ndarray:
+    """Vectorised, in blocks of about :data:`_COMPARE_BLOCK` frames: per pair, whether
+    ``frames[a:a + count]`` equals ``frames[b:b + count]``."""
+    same = np.ones(a.size, bool)
+    cum = np.cumsum(count)
+    total = int(cum[-1]) if cum.size else 0
+    bounds = np.r_[0, np.searchsorted(cum, np.arange(_COMPARE_BLOCK, total, _COMPARE_BLOCK)),
+                   a.size]
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if lo >= hi:
+            continue
+        c = count[lo:hi]
+        idx = segments.decode_ragged_ranges(a[lo:hi], c)
+        listed = frames[idx]
+        idx += np.repeat(b[lo:hi] - a[lo:hi], c)
+        differ = np.flatnonzero(listed != frames[idx])
+        if differ.size:
+            offs = np.cumsum(c)
+            offs -= c
+            same[lo + np.searchsorted(offs, differ, side="right") - 1] = False
+    return same
+
+
+def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Vectorised: exact uint64 keys of (parent node or -1, frame < 2**32) pairs."""
+    keys = (parent.astype(np.int64) + 1).astype(np.uint64) << np.uint64(32)
+    keys |= frame.astype(np.uint64)
+    return keys
+
+
+def _find_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Vectorised: index of each needle in the sorted *haystack*, -1 where absent."""
+    if not haystack.size:
+        return np.full(needles.size, -1, np.int64)
+    pos = np.minimum(np.searchsorted(haystack, needles), haystack.size - 1)
+    return np.where(haystack[pos] == needles, pos, -1)
+
+
+def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
+    """A larger array starting with ``a[:used]`` (np.resize would also fill the rest)."""
+    out = np.empty(cap, a.dtype)
+    out[:used] = a[:used]
+    return out

@@ -1,0 +1,1 @@
+"""numpy kernels with stable signatures, shared by every format (no format knowledge)."""

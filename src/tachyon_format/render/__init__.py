@@ -1,0 +1,1 @@
+"""Writers of text and pictures from a Profile (no file-format knowledge)."""
