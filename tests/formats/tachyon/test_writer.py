@@ -377,6 +377,22 @@ def test_long_repeats_split_like_cpython(tmp_path):
         assert ours.read_bytes() == expected.read_bytes()
 
 
+@requires_reference
+def test_negative_zero_stats_keep_their_sign(tmp_path):
+    """A present -0.0 is stored with its sign bit, as CPython stores it (found by the
+    differential test above: ``x or 0.0`` had turned it into +0.0)."""
+    frame = ["a.py", [1, 1, 0, 4], "f", None]
+    jobs = [{"writer": {"compression": 0}, "interval_us": 1, "start_time_us": 0,
+             "stats": stats, "samples": [[1, [[0, [[7, 0, [frame]]]]]]]}
+            for stats in ([0.0, 1.0, -0.0, -0.0], [-0.0, -0.0, None, -0.0])]
+    files = [tmp_path / f"cpython{i}.bin" for i in range(len(jobs))]
+    version = write_with_cpython(list(zip(files, jobs, strict=True)))
+    for i, (expected, job) in enumerate(zip(files, jobs, strict=True)):
+        ours = tmp_path / f"ours{i}.bin"
+        write_with_add(ours, job, version)
+        assert ours.read_bytes() == expected.read_bytes()
+
+
 # -- tests without CPython --------------------------------------------------------------------
 
 # spec §11.2: example.bin, 275 bytes, written by CPython 3.15.2's BinaryWriter

@@ -96,8 +96,9 @@ class Stats:
             {
                 "duration_sec": self.duration_sec,
                 "sample_rate": self.sample_rate,
-                "error_rate": self.error_rate or 0.0,
-                "missed_samples": self.missed_samples or 0.0,
+                # (not `or 0.0`: a present -0.0 is written as given, sign bit and all)
+                "error_rate": 0.0 if self.error_rate is None else self.error_rate,
+                "missed_samples": 0.0 if self.missed_samples is None else self.missed_samples,
                 "present": {
                     "error_rate": self.error_rate is not None,
                     "missed_samples": self.missed_samples is not None,
