@@ -1,12 +1,15 @@
 """docs/format/ is what tools/specgen.py renders from the schema now, and says what the spec says.
 
-If this fails after a schema change, run ``python tools/specgen.py`` and commit the pages.
+If this fails after a schema change, run ``python tools/specgen.py`` and commit the pages. The
+hand-written pages beside them (``specgen.PROSE_PAGES``) are checked for their listing in the
+index, and every relative link in docs/format/ must reach an existing file and heading.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -63,7 +66,9 @@ def test_pages_are_current():
 
 
 def test_every_generated_page_is_committed():
-    assert sorted(specgen.render()) == sorted(p.name for p in DOCS.glob("*.md"))
+    pages = sorted(p.name for p in DOCS.glob("*.md"))
+    generated = [name for name in pages if committed(name).startswith(specgen.GENERATED)]
+    assert sorted(specgen.render()) == generated
 
 
 def test_check_mode_detects_changes(tmp_path):
@@ -100,6 +105,113 @@ def test_every_declaration_has_a_table():
             declared.append(name)
     assert len(declared) >= 17
     assert [name for name in declared if name not in headings] == []
+
+
+# --- the hand-written pages and the links between pages -----------------------------------------
+
+
+def local_paths() -> list[str]:
+    """Prefixes that would name this machine: the checkout, the directory holding it, home."""
+    paths = [str(REPO), str(Path.home()) + "/"]
+    if REPO.parent != Path(REPO.anchor):
+        paths.append(str(REPO.parent) + "/")
+    return paths
+
+
+def outside_code_blocks(text: str) -> list[str]:
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines
+
+
+def github_anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation but ``-`` and ``_`` dropped,
+    spaces to ``-``; a link keeps its text and a code span its content."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).replace("`", "")
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def headings(text: str) -> list[str]:
+    return [match.group(1) for line in outside_code_blocks(text)
+            if (match := re.match(r"#{1,6} +(.+?) *#* *$", line))]
+
+
+def anchors(text: str) -> list[str]:
+    """Every heading's anchor, in order; a repeated one gets ``-1``, ``-2``... as on GitHub."""
+    seen: dict[str, int] = {}
+    out = []
+    for heading in headings(text):
+        base = github_anchor(heading)
+        count = seen.get(base, 0)
+        out.append(base if count == 0 else f"{base}-{count}")
+        seen[base] = count + 1
+    return out
+
+
+def links(text: str) -> list[str]:
+    """Targets of the Markdown links outside code blocks and code spans."""
+    targets = []
+    for line in outside_code_blocks(text):
+        line = re.sub(r"`[^`]*`", "", line)
+        targets += re.findall(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", line)
+    return targets
+
+
+def test_github_anchor():
+    assert github_anchor("Checks at open") == "checks-at-open"
+    assert github_anchor("`get_info()`") == "get_info"
+    assert github_anchor("REPEAT_ENTRY") == "repeat_entry"
+    assert github_anchor("zstd framing (spec, §2.5)") == "zstd-framing-spec-25"
+    assert anchors("# A\n## B\n```\n# not a heading\n```\n## B\n") == ["a", "b", "b-1"]
+
+
+def test_prose_pages_are_listed_and_hand_written():
+    hand_written = {p.name for p in DOCS.glob("*.md")} - set(specgen.render())
+    assert hand_written == {page.file for page in specgen.PROSE_PAGES}
+    index = committed("index.md")
+    for page in specgen.PROSE_PAGES:
+        text = committed(page.file)
+        assert text.startswith(f"# {page.title}\n"), page.file
+        assert specgen.GENERATED not in text, page.file
+        assert not [p for p in local_paths() if p in text], page.file
+        assert f"]({page.file})" in index, page.file
+
+
+def test_headings_of_hand_written_pages_are_unique():
+    """Code cites ``page.md#anchor``: a repeated heading would give an unstable ``-1`` anchor."""
+    for page in specgen.PROSE_PAGES:
+        found = [github_anchor(heading) for heading in headings(committed(page.file))]
+        assert len(found) == len(set(found)), page.file
+
+
+def test_relative_links_resolve():
+    """Every relative link in docs/format/ names an existing file and, with #anchor, a heading."""
+    broken = []
+    for page in sorted(DOCS.glob("*.md")):
+        for target in links(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target):  # https:, mailto: ...
+                continue
+            file, _, fragment = target.partition("#")
+            dest = (page.parent / file).resolve() if file else page
+            if not dest.is_relative_to(REPO) or not dest.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif (fragment and dest.suffix == ".md"
+                  and fragment not in anchors(dest.read_text(encoding="utf-8"))):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
+
+
+def test_example_page_shows_the_example_file():
+    from test_writer import EXAMPLE_BIN
+
+    dump = committed("example.md").split("## Hex dump", 1)[1].split("```")[1]
+    rows = [line.split(None, 1) for line in dump.strip().splitlines()]
+    assert [int(offset, 16) for offset, _ in rows] == list(range(0, len(EXAMPLE_BIN), 16))
+    assert bytes.fromhex(" ".join(hexes for _, hexes in rows)) == EXAMPLE_BIN
 
 
 # --- the generated tables reproduce the spec's tables -------------------------------------------

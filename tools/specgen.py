@@ -9,6 +9,10 @@ attribute docstrings of constants, and the enums. Offsets are computed with ``si
 the fields before (``-`` once a variable-size field has passed); bit ranges for bit structs.
 Factories of the byte order are rendered for ``"<"`` and ``">"``: a field whose type differs
 only in byte order between the two is shown as ``(native order)``.
+
+The hand-written pages of the same directory (``PROSE_PAGES``: record semantics, CPython's
+reader and writer, ...) carry no generated marker; this script only lists them in the index,
+and never writes, checks or deletes them.
 """
 
 from __future__ import annotations
@@ -101,6 +105,36 @@ PAGES = (
 )
 PRIMITIVES_PAGE = Page("primitives.md", "Primitive encodings")
 INDEX_PAGE = Page("index.md", "Tachyon format")
+
+
+@dataclass(frozen=True)
+class ProsePage:
+    """A hand-written page of docs/format/: what the format means and what CPython does."""
+
+    file: str
+    title: str
+    summary: str
+
+
+PROSE_PAGES = (
+    ProsePage("records.md", "Records and replay state",
+              "per-thread clocks and stacks, what each record type does, how CPython's "
+              "writer chooses records, zstd framing, a worked example"),
+    ProsePage("frames.md", "Strings and frames",
+              "interning order, frame conversion and deduplication, reading frames back"),
+    ProsePage("reader.md", "CPython's reader",
+              "BinaryReader: the checks at open and during replay with their messages, "
+              "cross-endian files, collector calls, get_info() and get_stats()"),
+    ProsePage("writer.md", "CPython's writer",
+              "BinaryWriter: API, argument conversion, states and limits, counters, "
+              "buffering and finalize, settings"),
+    ProsePage("layout-history.md", "Layout history",
+              "layouts L1, L2 and L3 under format_version 1, and how to sniff them"),
+    ProsePage("cpython-python-layer.md", "CPython's Python layer",
+              "profiling.sampling: BinaryCollector, command-line options, the replay command"),
+    ProsePage("example.md", "Example file", "a 275-byte file decoded byte by byte"),
+)
+"""Hand-written pages, listed by the index but never rendered or checked for staleness here."""
 
 
 def anchor(name: str) -> str:
@@ -362,12 +396,17 @@ def first_line(doc: str) -> str:
 
 def render_index() -> str:
     lines = head(INDEX_PAGE.title)
-    lines += [rst_to_md(T.__doc__ or ""), "", "## Pages", ""]
+    lines += [rst_to_md(T.__doc__ or ""), "", "## Layouts", "",
+              "Generated from the declarations in `src/tachyon_format/schema/`.", ""]
     lines.append(f"- [{PRIMITIVES_PAGE.title}]({PRIMITIVES_PAGE.file}): "
                  f"{first_line(P.__doc__ or '')}")
     for page in PAGES:
         names = ", ".join(f"[{n}]({page.file}#{anchor(n)})" for n in page.decls)
         lines.append(f"- [{page.title}]({page.file}): {names}")
+    lines += ["", "## Behaviour", "",
+              "Hand-written: what the fields mean, and what CPython 3.15.2's reader and writer do.",
+              ""]
+    lines += [f"- [{page.title}]({page.file}): {page.summary}" for page in PROSE_PAGES]
     lines += ["", "## Constants", "", constants_table(T)]
     return "\n".join(lines) + "\n"
 
