@@ -206,7 +206,7 @@ def test_relative_links_resolve():
 
 
 def test_example_page_shows_the_example_file():
-    from test_writer import EXAMPLE_BIN
+    from tests.formats.tachyon.test_writer import EXAMPLE_BIN
 
     dump = committed("example.md").split("## Hex dump", 1)[1].split("```")[1]
     rows = [line.split(None, 1) for line in dump.strip().splitlines()]

@@ -12,13 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tachyon_format
-from reference import requires_reference, run_reference
 from tachyon_format.schema import opcodes
 from tachyon_format.schema.opcodes import (
     BASE_OPCODES,
@@ -27,8 +25,9 @@ from tachyon_format.schema.opcodes import (
     base_opcode_name,
     opcode_name,
 )
+from tests.helpers.paths import REPO
+from tests.helpers.reference import requires_reference, run_reference
 
-REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "tools" / "gen_opcodes.py"
 SCHEMA = REPO / "src" / "tachyon_format" / "schema"
 OPCODES_GOLDEN = REPO / "tests" / "data" / "threads_cpu_opcodes_raw.bin"
