@@ -205,6 +205,21 @@ def test_relative_links_resolve():
     assert broken == []
 
 
+def test_code_citations_resolve():
+    """Code cites the format docs as ``docs/format/<page>.md#<anchor>``: each such citation
+    in the package, the tools and the tests names an existing page and heading."""
+    cited = re.compile(r"docs/format/([\w-]+\.md)(?:#([\w-]+))?")
+    broken = []
+    for root in ("src", "tools", "tests"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            for page, fragment in cited.findall(path.read_text(encoding="utf-8")):
+                dest = DOCS / page
+                if not dest.is_file() or (
+                        fragment and fragment not in anchors(dest.read_text(encoding="utf-8"))):
+                    broken.append(f"{path.relative_to(REPO)}: docs/format/{page}#{fragment}")
+    assert not broken
+
+
 def test_example_page_shows_the_example_file():
     from tests.formats.tachyon.test_writer import EXAMPLE_BIN
 

@@ -34,7 +34,7 @@ WORKER = BENCH / "worker.py"
 SYNTH = BENCH / "synth.py"
 MARKER = "BENCH-RESULT "
 
-HEADER = struct.Struct("4sIBBBBQQQIQQII")  # byte order prefixed at use; spec §1
+HEADER = struct.Struct("4sIBBBBQQQIQQII")  # byte order prefixed at use
 HEADER_SIZE = 64
 MAGIC_LE, MAGIC_BE = b"HCAT", b"TACH"
 
@@ -74,7 +74,7 @@ def log(message: str) -> None:
 
 
 def parse_header(data: bytes) -> dict:
-    """The 64-byte Tachyon header as a dict; byte order from the magic (spec §1)."""
+    """The 64-byte Tachyon header as a dict; byte order from the magic."""
     if len(data) < HEADER_SIZE:
         raise ValueError(f"need {HEADER_SIZE} header bytes, got {len(data)}")
     order = {MAGIC_LE: "<", MAGIC_BE: ">"}.get(bytes(data[:4]))
@@ -104,7 +104,7 @@ def _zstd_decompressobj():
 def region_size(path: str | os.PathLike, chunk_size: int = 1 << 20) -> int:
     """Decompressed size of the sample region ``[64, string_table_offset)``, streamed.
 
-    zstd regions carry no content size (spec §2.5), so the region is decompressed chunk by
+    zstd regions carry no content size, so the region is decompressed chunk by
     chunk with a streaming decompressor and only the output lengths are kept.
     """
     with open(path, "rb") as f:

@@ -1,4 +1,5 @@
-"""Craft files in the pre-release layouts L1/L2 (spec §10) from a 3.15.2 file, for tests.
+"""Craft files in the pre-release layouts L1/L2 (docs/format/layout-history.md#layouts) from a
+3.15.2 file, for tests.
 
 L2 keeps the 7-field frame table; L1 also rewrites it with 3 fields. Neither layout had a
 statistics block or a profiling_config word, so both are dropped.

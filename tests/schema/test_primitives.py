@@ -1,4 +1,5 @@
-"""The LEB128 primitives against an independent scalar model of CPython's decoder (spec §0.1).
+"""The LEB128 primitives against an independent scalar model of CPython's decoder
+(docs/format/reader.md#varint-decoding).
 
 Every rule is checked for the interpreted construct, its ``.compile()``d twin and the type
 embedded in a compiled Struct (the way the frame table uses it).

@@ -32,9 +32,9 @@ class _Columns:
 class Frames(_Columns):
     """The frame table. String columns index :attr:`Profile.strings`; -1 means absent.
 
-    Positions follow CPython's reader: ``end_lineno`` / ``end_column`` are -1 when
-    ``lineno`` / ``column`` are; ``lineno == -1`` means "no location" (synthetic frames such
-    as ``<native>`` or ``<GC>``). Entries need not be unique (spec §3.2)."""
+    Positions follow CPython's reader: ``end_lineno`` / ``end_column`` are -1 when ``lineno`` /
+    ``column`` are; ``lineno == -1`` means "no location" (synthetic frames such as ``<native>`` or
+    ``<GC>``). Entries need not be unique (docs/format/frames.md#frame-deduplication)."""
 
     filename: np.ndarray  # uint32
     funcname: np.ndarray  # uint32

@@ -26,11 +26,11 @@ class VarintError(cs.ConstructError):
 class UnsignedLEB128(cs.Construct):
     r"""Unsigned LEB128: 7 bits a byte, least significant group first, bit 7 = more follow.
 
-    Decoding follows CPython's Tachyon reader exactly (spec §0.1): at most 10 bytes (a
-    continuation bit on the 10th byte is an error), only bit 0 of the 10th byte is kept
-    (``ff ff ff ff ff ff ff ff ff 7f`` is accepted), non-canonical forms such as ``80 00``
-    are accepted, and values above ``max_value`` are rejected. Building always writes the
-    canonical (shortest) form.
+    Decoding follows CPython's Tachyon reader exactly (docs/format/reader.md#varint-decoding): at
+    most 10 bytes (a continuation bit on the 10th byte is an error), only bit 0 of the 10th byte is
+    kept (``ff ff ff ff ff ff ff ff ff 7f`` is accepted), non-canonical forms such as ``80 00`` are
+    accepted, and values above ``max_value`` are rejected. Building always writes the canonical
+    (shortest) form.
     """
 
     def __init__(self, max_value: int) -> None:
@@ -63,7 +63,8 @@ class UnsignedLEB128(cs.Construct):
 
 
 class ZigZagLEB128Int32(cs.Construct):
-    """Zigzag over int32, then unsigned LEB128 (Tachyon's "svarint", spec §0.1).
+    """Zigzag over int32, then unsigned LEB128 (Tachyon's "svarint",
+    docs/format/reader.md#varint-decoding).
 
     ``z = (v << 1) ^ (v >> 31)`` in 32 bits; decode ``(z >> 1) ^ -(z & 1)``. The zigzag
     source is a u32, so an encoded value above ``0xFFFFFFFF`` is rejected. -1 is ``01``,

@@ -296,8 +296,8 @@ def record(order: ByteOrder) -> cs.Construct:
     )
 
 
-# Older layouts, all labelled format_version 1 (spec §10). CPython 3.15.2 rejects them; the
-# codec reads them by sniffing (see ``tachyon_format.codec.layout``).
+# Older layouts, all labelled format_version 1 (docs/format/layout-history.md#layouts). CPython
+# 3.15.2 rejects them; the codec reads them by sniffing (see ``tachyon_format.codec.layout``).
 
 
 @functools.cache

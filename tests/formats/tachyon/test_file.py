@@ -1,5 +1,5 @@
 """File-level reading: info() against CPython's get_info(), byte orders, legacy layouts, and
-the open-time checks of spec §6.1 against CPython's own messages."""
+the open-time checks of docs/format/reader.md#checks-at-open against CPython's own messages."""
 
 from __future__ import annotations
 

@@ -395,7 +395,7 @@ def test_negative_zero_stats_keep_their_sign(tmp_path):
 
 # -- tests without CPython --------------------------------------------------------------------
 
-# spec §11.2: example.bin, 275 bytes, written by CPython 3.15.2's BinaryWriter
+# docs/format/example.md: example.bin, 275 bytes, written by CPython 3.15.2's BinaryWriter
 EXAMPLE_BIN = bytes.fromhex(
     "4843415401000000030f0200404b4c0000000000e8030000000000000500000000000000010000008c000000"
     "00000000a600000000000000000000009a00000001000000000000000000000001e807210100010000000000"

@@ -1,9 +1,9 @@
 """Rewrite a Tachyon file in the other byte order.
 
-CPython only writes its native order but reads both (spec §6.3): every fixed-width field
-(header, footer, statistics, the 12 id bytes of each record prefix) is swapped, varints and
-single bytes stay. Each part is parsed with one byte order's declaration and built with the
-other's, so the schema is the only place that knows the layout. A zstd region is
+CPython only writes its native order but reads both (docs/format/reader.md#cross-endian-files):
+every fixed-width field (header, footer, statistics, the 12 id bytes of each record prefix) is
+swapped, varints and single bytes stay. Each part is parsed with one byte order's declaration and
+built with the other's, so the schema is the only place that knows the layout. A zstd region is
 decompressed, rewritten and recompressed as CPython would compress it.
 """
 

@@ -1,11 +1,11 @@
 """A drop-in for the binary-format part of CPython 3.15's ``_remote_debugging``.
 
-``BinaryWriter`` writes the same bytes as CPython 3.15.2's, with the same argument
-conversions, exceptions, messages and OPEN / LIMIT_REACHED / BROKEN / closed states (spec §7).
-``BinaryReader`` replays files through collectors as CPython's does (spec §6). The
-struct-sequence types ``FrameInfo``, ``LocationInfo``, ``ThreadInfo`` and ``InterpreterInfo``
-have CPython's field names and order; the writer also accepts any objects with those
-attributes, and a location may be a plain 4-tuple.
+``BinaryWriter`` writes the same bytes as CPython 3.15.2's, with the same argument conversions,
+exceptions, messages and OPEN / LIMIT_REACHED / BROKEN / closed states
+(docs/format/writer.md#states). ``BinaryReader`` replays files through collectors as CPython's does
+(docs/format/reader.md). The struct-sequence types ``FrameInfo``, ``LocationInfo``, ``ThreadInfo``
+and ``InterpreterInfo`` have CPython's field names and order; the writer also accepts any objects
+with those attributes, and a location may be a plain 4-tuple.
 
 This module knows the CPython-facing API only; the format lives in :mod:`.codec`.
 """
@@ -447,9 +447,10 @@ _STATS_KEYS = ("repeat_records", "repeat_samples", "full_records", "suffix_recor
 class BinaryReader:
     """``_remote_debugging.BinaryReader``: replays a Tachyon file through a collector.
 
-    The file is checked at open as CPython does (spec §6.1); ``replay`` hands each record to
-    ``collector.collect(stack_frames, timestamps)`` one thread at a time, REPEAT entries in
-    runs of equal status of at most 8192 timestamps (spec §6.4).
+    The file is checked at open as CPython does (docs/format/reader.md#checks-at-open); ``replay``
+    hands each record to ``collector.collect(stack_frames, timestamps)`` one thread at a time,
+    REPEAT entries in runs of equal status of at most 8192 timestamps
+    (docs/format/reader.md#collector-calls).
     """
 
     def __init__(self, filename: str | bytes | os.PathLike) -> None:

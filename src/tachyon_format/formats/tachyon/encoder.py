@@ -1,8 +1,8 @@
 """The exact Tachyon encoder: interning, record choice and the sample-region byte stream.
 
-Tier (d): one sequential state machine, because record choice depends on every thread's
-previous stack and pending REPEAT buffer. It reproduces CPython 3.15.2's
-``_remote_debugging.BinaryWriter`` byte for byte (spec §2.3-§3.2):
+Tier (d): one sequential state machine, because record choice depends on every thread's previous
+stack and pending REPEAT buffer. It reproduces CPython 3.15.2's ``_remote_debugging.BinaryWriter``
+byte for byte (docs/format/records.md#record-choice, docs/format/frames.md):
 
 1. strings and frames are interned in first-use order (filename, funcname, then the frame),
    the frame deduplicated on its converted values before delta/sentinel normalisation;
@@ -40,7 +40,7 @@ def uleb128(value: int) -> bytes:
 
 
 def zigzag_uleb128(value: int) -> bytes:
-    """svarint of an int32 (spec §0.1)."""
+    """svarint of an int32 (docs/format/primitives.md#zigzagleb128int32)."""
     return uleb128(((value << 1) ^ (value >> 31)) & U32_MAX)
 
 
@@ -74,7 +74,8 @@ def utf8(text: object) -> bytes:
 
 
 class StringTable:
-    """Interned strings in first-use order and their encoded table (spec §3.1)."""
+    """Interned strings in first-use order and their encoded table
+    (docs/format/frames.md#string-interning)."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
@@ -116,7 +117,8 @@ class StringTable:
 
 
 class FrameTable:
-    """Interned frames in first-use order and their encoded table (spec §3.2)."""
+    """Interned frames in first-use order and their encoded table
+    (docs/format/frames.md#frame-deduplication)."""
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
@@ -208,8 +210,9 @@ def _wrap_int32(value: int) -> int:
 class RegionStream:
     """The sample region on its way to the file: 512 KiB chunks, raw or one zstd frame.
 
-    CPython fills a 524288-byte buffer and hands it on only when exactly full (spec §2.4),
-    so zstd sees the same chunk boundaries and compresses to the same bytes.
+    CPython fills a 524288-byte buffer and hands it on only when exactly full
+    (docs/format/writer.md#buffering-and-finalize), so zstd sees the same chunk boundaries and
+    compresses to the same bytes.
     """
 
     def __init__(self, file: BinaryIO, zstd: bool) -> None:
@@ -260,7 +263,8 @@ class ThreadState:
 
 
 class RecordCounters:
-    """The writer's ``get_stats()`` counters (spec §6.5); records count when emitted."""
+    """The writer's ``get_stats()`` counters (docs/format/writer.md#get_stats); records count when
+    emitted."""
 
     __slots__ = (
         "repeat_records",
@@ -278,7 +282,8 @@ class RecordCounters:
 
 
 class SampleEncoder:
-    """CPython's record choice (spec §2.3) over interned stacks, writing to a RegionStream.
+    """CPython's record choice (docs/format/records.md#record-choice) over interned stacks, writing
+    to a RegionStream.
 
     Stacks are tuples of frame indices, innermost first, already cut to 256 frames.
     """

@@ -3,10 +3,10 @@
 Tier (a)/(b): everything here is parsed through the declarations in ``schema.tachyon``; the
 sample region is only located (and decompressed on demand), never decoded here.
 
-The checks run in CPython 3.15.2's order (spec §6.1) so that a file CPython rejects fails
-here with the same message, as a :class:`FormatError` that names the offset and field.
-Files of the older layouts L1/L2 (3.15 pre-releases, same format_version) are recognised by
-the sniffing rule of spec §10 and read as well.
+The checks run in CPython 3.15.2's order (docs/format/reader.md#checks-at-open) so that a file
+CPython rejects fails here with the same message, as a :class:`FormatError` that names the offset
+and field. Files of the older layouts L1/L2 (3.15 pre-releases, same format_version) are recognised
+by the sniffing rule of docs/format/layout-history.md#sniffing and read as well.
 """
 
 from __future__ import annotations
@@ -208,7 +208,8 @@ class TachyonFile:
 def open_file(
     source: Source, *, tables: bool = True, legacy_layouts: bool = True
 ) -> TachyonFile:
-    """Check and parse everything but the sample region (spec §6.1 checks 1-20, but 14).
+    """Check and parse everything but the sample region (docs/format/reader.md#checks-at-open,
+    checks 1-20 but 14).
 
     ``tables=False`` leaves the string and frame tables (and their count checks) for
     :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`: O(1) in the
@@ -323,7 +324,8 @@ _STATS_KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
 
 
 def _parse_stats(data, order: ByteOrder) -> dict[str, float | None]:
-    """The optional TACHSTAT block, found backwards from the footer (spec §4)."""
+    """The optional TACHSTAT block, found backwards from the footer
+    (docs/format/reader.md#statistics-block)."""
     size = len(data)
     none = dict.fromkeys(_STATS_KEYS)
     trailer_at = size - spec.FOOTER_SIZE - 16

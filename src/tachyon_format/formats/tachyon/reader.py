@@ -1,7 +1,8 @@
 """Read a Tachyon file into a :class:`~tachyon_format.model.Profile`.
 
 Pipeline:
-1. ``tachyon_file.open_file`` checks the header, statistics, footer and tables (spec §6.1);
+1. ``tachyon_file.open_file`` checks the header, statistics, footer and tables
+   (docs/format/reader.md#checks-at-open);
 2. the sample region is streamed in chunks (decompressed with a size cap when zstd);
 3. ``samples.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
    prefix tree, and appends the samples and records to ``columns.GrowingColumns``: for

@@ -1,6 +1,6 @@
 """Streaming Tachyon writer: CPython 3.15.2's ``BinaryWriter`` bytes, from Python values.
 
-Pipeline (spec §2.4):
+Pipeline (docs/format/writer.md#buffering-and-finalize):
 
 1. ``Writer(...)`` opens the file and writes a 64-byte zero placeholder header;
 2. :meth:`Writer.add` / :meth:`Writer.add_batch` intern each stack and feed
@@ -72,7 +72,7 @@ def check_capture_features(capture_features: int | None) -> int:
 
 @dataclass(frozen=True)
 class Stats:
-    """The TACHSTAT block's values (spec §4); ``None`` = absent."""
+    """The TACHSTAT block's values (docs/format/writer.md#set_stats); ``None`` = absent."""
 
     duration_sec: float
     sample_rate: float

@@ -1,8 +1,8 @@
 """zstd for the Tachyon sample region: streamed both ways, size-capped on the way in.
 
-The writer emits ONE frame without a content size (spec §2.5), so decompression must stream;
-CPython's reader also accepts several concatenated frames and refuses more than 2**30 output
-bytes. The backend is the stdlib ``compression.zstd`` (3.14+) or its backport
+The writer emits ONE frame without a content size (docs/format/records.md#zstd-framing), so
+decompression must stream; CPython's reader also accepts several concatenated frames and refuses
+more than 2**30 output bytes. The backend is the stdlib ``compression.zstd`` (3.14+) or its backport
 ``backports.zstd`` (same API, bundling libzstd) below 3.14.
 """
 

@@ -1,4 +1,5 @@
-"""Decoder of the Tachyon sample region (spec §2) into columns and a stack prefix tree.
+"""Decoder of the Tachyon sample region (docs/format/records.md) into columns and a stack prefix
+tree.
 
 Pipeline, per window of a few MB of the region:
 
