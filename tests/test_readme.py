@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import tachyon_format
 from tests.helpers.paths import DATA_DIR, REPO
@@ -16,7 +17,8 @@ def test_writer_example_runs_and_reads_back(tmp_path, monkeypatch):
     (block,) = [b for b in BLOCKS if "import Writer" in b]
     exec(compile(block, "README.md", "exec"), {})
     profile = tachyon_format.read("out.bin")
-    assert profile.info["mode"] == 1 and profile.info["sample_rate"] == 1000.0
+    facts = tachyon_format.info(profile)
+    assert facts["mode"] == 1 and facts["sample_rate"] == 1000.0
     names = [profile.strings[profile.frames.funcname[f]]
              for f in profile.stack_frames(profile.samples.stack[0])]
     assert names == ["work", "main"]
@@ -38,3 +40,37 @@ def test_readme_commands_are_the_dev_script():
     assert "bash tools/dev.sh example" in README and "bash tools/dev.sh test" in README
     ci = (REPO / ".ci" / "run").read_text()
     assert "bash tools/dev.sh test" in ci
+
+
+def _layout_rows() -> list[tuple[str, str]]:
+    section = README.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`"):
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def test_layout_table_names_every_part_of_the_package():
+    named = " ".join(path for path, _ in _layout_rows())
+    package = REPO / "src" / "tachyon_format"
+    for child in sorted(package.iterdir()):
+        if child.name.startswith(".") or child.name in ("__pycache__", "__main__.py",
+                                                         "py.typed"):
+            continue
+        label = f"src/tachyon_format/{child.name}" + ("/" if child.is_dir() else "")
+        assert label in named or child.name in named, f"{label} is not in the layout table"
+
+
+def test_layout_table_names_only_files_that_exist():
+    for path_cell, what in _layout_rows():
+        paths = re.findall(r"`([^`]+)`", path_cell)
+        for path in paths:  # a bare name is beside the first path
+            full = path if "/" in path else str(Path(paths[0]).parent / path)
+            assert (REPO / full).exists(), full
+        base = re.findall(r"`([^`]+/)`", path_cell)
+        if len(base) == 1:  # files named in the description live under the row's directory
+            for name in re.findall(r"`([\w/]+\.(?:py|sh|md))`", what):
+                found = list((REPO / base[0]).rglob(Path(name).name))
+                assert found, f"{name} (under {base[0]}) does not exist"

@@ -1,6 +1,7 @@
 """Regenerate the golden Tachyon files in ``tests/data/`` with the reference CPython 3.15.
 
     python tools/make_fixtures.py [--chroot-dir DIR] [--refresh-chroot]
+    python tools/make_fixtures.py --derived     # only the files derived from committed ones
 
 Runs with any Python >= 3.11, as root (it uses apt-get, chroot and a bind mount of /proc).
 
@@ -26,6 +27,7 @@ import datetime
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -205,6 +207,81 @@ SYNTHETIC = (
 SYNTHETIC_INTERVAL_US = 1000
 
 
+# ---------------------------------------------------------------------------------------------
+# Derived files: a CPython-written file with some bytes patched in place (same length, so every
+# offset stays valid), for what CPython's writer cannot be asked to write directly.
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A golden file made from another one by ``patch(data) -> data``."""
+
+    name: str
+    source: str
+    patch: str
+    covers: str
+
+
+def string_table(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each string-table entry's bytes (little-endian file; stdlib only, so
+    that fixtures do not depend on the code they test)."""
+    import struct
+
+    offset = struct.unpack_from("<Q", data, 40)[0]
+    count = struct.unpack_from("<I", data, len(data) - 32)[0]
+    spans, p = [], offset
+    for _ in range(count):
+        length = shift = 0
+        while True:
+            byte = data[p]
+            p += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        spans.append((p, p + length))
+        p += length
+    return spans
+
+
+def invalid_utf8_strings(data: bytes) -> bytes:
+    """Entries that are not UTF-8, as real profiles hold when the profiler read a string
+    while it changed: the first two entries of one length (>= 3) become ``ff`` + tail and
+    ``fe`` + tail (different bytes that CPython's reader shows as the same text), and the
+    next entry ends in a truncated two-byte sequence (``c3``)."""
+    out = bytearray(data)
+    spans = string_table(data)
+    by_length: dict[int, list[tuple[int, int]]] = {}
+    for start, end in spans:
+        if end - start >= 3:
+            by_length.setdefault(end - start, []).append((start, end))
+    (a, a_end), (b, b_end) = next(pair for pair in by_length.values() if len(pair) >= 2)[:2]
+    tail = bytes(out[a + 1 : a_end])
+    out[a : a_end] = b"\xff" + tail
+    out[b : b_end] = b"\xfe" + tail
+    c, c_end = next((s, e) for s, e in spans if e - s >= 3 and s not in (a, b))
+    out[c_end - 1] = 0xC3
+    return bytes(out)
+
+
+DERIVED = (
+    Derived("invalid_utf8_strings", "synthetic_edges_raw", "invalid_utf8_strings",
+            "`synthetic_edges_raw` with three string-table entries patched to invalid UTF-8: "
+            "two whose different bytes show as the same text, one ending in a truncated "
+            "sequence (what real profiles hold when the profiler read a changing string)"),
+)
+
+
+def derive(source_dir: Path, out_dir: Path) -> dict[str, str]:
+    """Write every DERIVED file into *out_dir* from its source in *source_dir*."""
+    commands = {}
+    for spec in DERIVED:
+        data = (source_dir / f"{spec.source}.bin").read_bytes()
+        (out_dir / f"{spec.name}.bin").write_bytes(globals()[spec.patch](data))
+        commands[spec.name] = f"`{spec.source}.bin` through `{spec.patch}()`"
+    return commands
+
+
 def to_struct_sequences(interpreters):
     """The description of one write_sample call as ``_remote_debugging`` struct sequences."""
     from _remote_debugging import FrameInfo, InterpreterInfo, LocationInfo, ThreadInfo
@@ -363,6 +440,7 @@ def generate(chroot: Chroot) -> dict[str, str]:
     chroot.python(f"{CHROOT_APP}/make_fixtures.py", "--write-synthetic", out)
     for spec in SYNTHETIC:
         commands[spec.name] = synthetic_command(spec)
+    commands.update(derive(out_dir, out_dir))
     for name in commands:
         companions(chroot, name, out)
     return commands
@@ -398,7 +476,7 @@ def size_row(name: str) -> str:
 
 
 def readme(commands: dict[str, str], versions: dict, packages: dict) -> str:
-    covers = {spec.name: spec.covers for spec in (*PROFILED, *SYNTHETIC)}
+    covers = {spec.name: spec.covers for spec in (*PROFILED, *SYNTHETIC, *DERIVED)}
     total = sum(path.stat().st_size for path in DATA_DIR.iterdir()
                 if path.name.endswith(COMPANION_SUFFIXES))
     lines = [
@@ -454,6 +532,40 @@ def readme(commands: dict[str, str], versions: dict, packages: dict) -> str:
     return "\n".join(lines)
 
 
+def make_derived() -> None:
+    """Only the DERIVED files, from the committed sources, with companions made by the
+    reference interpreter directly (no chroot: a derived file records no path of this
+    machine); their README rows are replaced in place."""
+    reference = os.environ.get("TACHYON_REFERENCE_PYTHON") or subprocess.run(
+        ["bash", str(REPO / "tools" / "install-reference-cpython.sh")], check=True,
+        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    commands = derive(DATA_DIR, DATA_DIR)
+    for name in commands:
+        binary = DATA_DIR / f"{name}.bin"
+        decoded = run([reference, str(REPO / "tools" / "cpython_decode.py"), str(binary)],
+                      capture_output=True, text=True).stdout
+        with open(DATA_DIR / f"{name}.ref.jsonl.gz", "wb") as raw, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
+            packed.write(decoded.encode("utf-8"))
+        for flag, suffix in (("--collapsed", ".collapsed.txt"), ("--pstats", ".pstats")):
+            run([reference, "-m", "profiling.sampling", "replay", flag,
+                 "-o", str(DATA_DIR / f"{name}{suffix}"), str(binary)])
+    covers = {spec.name: spec.covers for spec in DERIVED}
+    lines = (DATA_DIR / "README.md").read_text().split("\n")
+    for name, made_by in commands.items():
+        row = f"| `{name}` | {made_by} | {covers[name]} | {size_row(name)} |"
+        at = next((i for i, line in enumerate(lines) if line.startswith(f"| `{name}` |")), None)
+        if at is None:
+            at = max(i for i, line in enumerate(lines) if line.startswith("| `")) + 1
+            lines.insert(at, row)
+        else:
+            lines[at] = row
+    total = sum(path.stat().st_size for path in DATA_DIR.iterdir()
+                if path.name.endswith(COMPANION_SUFFIXES))
+    lines = [re.sub(r"^Total: [\d,]+ bytes", f"Total: {total:,} bytes", line) for line in lines]
+    (DATA_DIR / "README.md").write_text("\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chroot-dir", type=Path,
@@ -461,8 +573,13 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: ~/.cache/tachyon-format/fixture-chroot)")
     parser.add_argument("--refresh-chroot", action="store_true",
                         help="download the packages again even if the chroot exists")
+    parser.add_argument("--derived", action="store_true",
+                        help="only remake the files derived from committed ones (no chroot)")
     parser.add_argument("--write-synthetic", metavar="DIR", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.derived:
+        make_derived()
+        return 0
     if args.write_synthetic:
         write_synthetic(args.write_synthetic)  # we are the 3.15 inside the chroot
         return 0

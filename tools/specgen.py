@@ -257,8 +257,6 @@ def type_label(sc: cs.Construct, reg: Registry, here: str) -> str:
     if isinstance(sc, cs.Enum):
         cases = ", ".join(f"{k}={v}" for k, v in sc.encmapping.items())
         return f"{type_label(sc.subcon, reg, here)} enum: {cases}"
-    if isinstance(sc, P.Utf8Replace):
-        return f"UTF-8 text (invalid bytes replaced on read): {type_label(sc.subcon, reg, here)}"
     if isinstance(sc, cs.Prefixed):
         return f"{type_label(sc.lengthfield, reg, here)} byte count, then the bytes"
     if isinstance(sc, cs.Array):

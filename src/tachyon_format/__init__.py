@@ -6,27 +6,51 @@
 >>> for batch in tachyon_format.iter_batches("huge.bin", samples_per_batch=1_000_000):
 ...     ...                                              # bounded memory
 >>> tachyon_format.write(profile, "copy.bin")            # byte-identical to CPython's writer
+
+Re-exports only: the verbs live in ``_api``, the model in ``model``, the formats in
+``formats``. The writer class and the decoders load on first use, so that importing the
+package stays light.
 """
 
+from ._api import info, iter_batches, read, sniff, validate, write
 from .errors import FormatError
-from .formats.tachyon.file import info
-from .formats.tachyon.writer import CsrStacks, PrefixTreeStacks, Writer, write
-from .model import Frames, Profile, Records, Samples, Stacks, Threads
+from .formats import FORMATS, Format
+from .model import (
+    Frames,
+    Mappings,
+    Meta,
+    Profile,
+    Samples,
+    Stacks,
+    Strings,
+    Threads,
+    ValueType,
+)
+from .schema.opcodes import base_opcode, base_opcode_name, opcode_name
+from .schema.tachyon import ThreadStatus
 
 __all__ = [
-    "CsrStacks",
+    "FORMATS",
+    "Format",
     "FormatError",
     "Frames",
-    "PrefixTreeStacks",
+    "Mappings",
+    "Meta",
     "Profile",
-    "Records",
     "Samples",
     "Stacks",
+    "Strings",
+    "ThreadStatus",
     "Threads",
+    "ValueType",
     "Writer",
+    "base_opcode",
+    "base_opcode_name",
     "info",
     "iter_batches",
+    "opcode_name",
     "read",
+    "sniff",
     "validate",
     "write",
 ]
@@ -34,13 +58,9 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # the sample decoder (numpy kernels) loads on first use, so `info` stays light
-    if name in ("read", "iter_batches"):
-        from .formats.tachyon import reader
+    # the streaming Tachyon writer (and with it zstd) loads on first use
+    if name == "Writer":
+        from .formats.tachyon.writer import Writer
 
-        return getattr(reader, name)
-    if name == "validate":
-        from .formats.tachyon.validate import validate
-
-        return validate
+        return Writer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

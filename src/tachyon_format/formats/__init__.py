@@ -1,1 +1,67 @@
-"""One subpackage per file format; each exposes sniff, read, write, validate."""
+"""Every file format the package knows, in one registry: :data:`FORMATS`.
+
+A format is a subpackage (``formats/<name>/``) whose ``__init__`` exposes the format's verbs
+(``sniff``, ``read``, ``iter_batches``, ``write``, ``validate``, ``info``; any may be absent).
+The registry names each format with its file extensions and the module that implements it;
+the module is imported only when one of its verbs is first used, so that ``import
+tachyon_format`` (and ``tachyon-format info``) loads no decoder it does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+VERBS = ("sniff", "read", "iter_batches", "write", "validate", "info")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: its ``name`` (as ``format=`` takes it), what it is, the file name
+    ``extensions`` it usually has (lower case, with the dot), and the module with its verbs."""
+
+    name: str
+    description: str
+    extensions: tuple[str, ...]
+    module: str
+
+    def implementation(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+    def verb(self, name: str) -> Callable[..., Any] | None:
+        """The format's function for *name* (one of :data:`VERBS`), None if it has none."""
+        if name not in VERBS:
+            raise ValueError(f"unknown verb {name!r}")
+        return getattr(self.implementation(), name, None)
+
+    @property
+    def can_read(self) -> bool:
+        return self.verb("read") is not None
+
+    @property
+    def can_write(self) -> bool:
+        return self.verb("write") is not None
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
+               (".bin", ".tachyon"), "tachyon_format.formats.tachyon"),
+    )
+}
+"""Formats by name, in the order content sniffing tries them."""
+
+
+def format_for_extension(filename: str) -> Format | None:
+    """The format whose extensions end *filename* (longest match wins), None if none does."""
+    name = filename.lower()
+    best: tuple[int, Format] | None = None
+    for f in FORMATS.values():
+        for ext in f.extensions:
+            if name.endswith(ext) and (best is None or len(ext) > best[0]):
+                best = (len(ext), f)
+    return None if best is None else best[1]

@@ -1,5 +1,28 @@
-"""The format-neutral profile: numpy columns, one stack prefix tree, no file format."""
+"""The format-neutral profile: numpy columns, one stack prefix tree, strings kept as bytes."""
 
-from .profile import Frames, Profile, Records, Samples, Stacks, Threads
+from .profile import (
+    SAMPLES_COUNT,
+    Frames,
+    Mappings,
+    Meta,
+    Profile,
+    Samples,
+    Threads,
+    ValueType,
+)
+from .stacks import Stacks, StackTuples
+from .strings import Strings
 
-__all__ = ["Frames", "Profile", "Records", "Samples", "Stacks", "Threads"]
+__all__ = [
+    "SAMPLES_COUNT",
+    "Frames",
+    "Mappings",
+    "Meta",
+    "Profile",
+    "Samples",
+    "StackTuples",
+    "Stacks",
+    "Strings",
+    "Threads",
+    "ValueType",
+]

@@ -1,27 +1,37 @@
 """The in-memory profile: equal-length numpy columns, no per-sample Python objects.
 
-The model knows no file format. Readers fill it, writers and renderers consume it; pandas
-and pyarrow are reached only through :meth:`Profile.samples_df`, :meth:`Profile.frames_df`
-and :meth:`Profile.to_arrow` (optional extras).
+The model knows no file format. Readers of every format fill it, writers and renderers consume
+it; what only one format has (CPython's ``get_info()`` dict, a Tachyon file's record table,
+pprof's comments) travels in :attr:`Profile.extras` under the format's name. pandas and pyarrow
+are reached only through :meth:`Profile.samples_df`, :meth:`Profile.frames_df` and
+:meth:`Profile.to_arrow` (optional extras).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+from .stacks import Stacks
+from .strings import Strings
 
 
 class _Columns:
-    """Equal-length numpy columns as dataclass fields."""
+    """Equal-length numpy columns as dataclass fields; a field left ``None`` is absent."""
 
     def columns(self) -> dict[str, np.ndarray]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+        out = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = value
+        return out
 
     def __len__(self) -> int:
-        return len(getattr(self, fields(self)[0].name))  # type: ignore[arg-type]
+        return len(next(iter(self.columns().values())))
 
     @property
     def nbytes(self) -> int:
@@ -30,134 +40,177 @@ class _Columns:
 
 @dataclass(frozen=True)
 class Frames(_Columns):
-    """The frame table. String columns index :attr:`Profile.strings`; -1 means absent.
+    """The frame table: one row per (function, location) a stack can hold.
 
-    Positions follow CPython's reader: ``end_lineno`` / ``end_column`` are -1 when ``lineno`` /
-    ``column`` are; ``lineno == -1`` means "no location" (synthetic frames such as ``<native>`` or
-    ``<GC>``). Entries need not be unique (docs/format/frames.md#frame-deduplication)."""
+    ``filename`` and ``funcname`` are rows of :attr:`Profile.strings`. Positions are -1 when
+    unknown, as in CPython's reader: ``end_lineno`` / ``end_column`` are -1 when ``lineno`` /
+    ``column`` are, and ``lineno == -1`` means "no location" (synthetic frames such as
+    ``<native>`` or ``<GC>``). ``opcode`` is a CPython 3.15 opcode number
+    (:func:`tachyon_format.opcode_name`), -1 if not captured. Formats of native code give a
+    frame an ``address`` and the row of its ``mapping`` (:class:`Mappings`); others leave
+    both ``None``. Rows need not be unique (docs/format/frames.md#frame-deduplication)."""
 
-    filename: np.ndarray  # uint32
-    funcname: np.ndarray  # uint32
-    lineno: np.ndarray  # int32
-    end_lineno: np.ndarray  # int32
-    column: np.ndarray  # int32
-    end_column: np.ndarray  # int32
-    opcode: np.ndarray  # int16, -1 = none
+    filename: npt.NDArray[np.uint32]
+    funcname: npt.NDArray[np.uint32]
+    lineno: npt.NDArray[np.int32]
+    end_lineno: npt.NDArray[np.int32]
+    column: npt.NDArray[np.int32]
+    end_column: npt.NDArray[np.int32]
+    opcode: npt.NDArray[np.int16]
+    address: npt.NDArray[np.uint64] | None = None
+    mapping: npt.NDArray[np.int32] | None = None  # -1 = none
 
 
 @dataclass(frozen=True)
 class Threads(_Columns):
     """One row per (interpreter_id, thread_id) pair, in order of first appearance."""
 
-    interpreter_id: np.ndarray  # uint32
-    thread_id: np.ndarray  # uint64
+    interpreter_id: npt.NDArray[np.uint32]
+    thread_id: npt.NDArray[np.uint64]
+
+    @classmethod
+    def empty(cls) -> Threads:
+        return cls(np.zeros(0, np.uint32), np.zeros(0, np.uint64))
 
 
 @dataclass(frozen=True)
-class Stacks(_Columns):
-    """Call stacks as a prefix tree (Firefox-profiler style).
+class Mappings(_Columns):
+    """Memory mappings of native code (pprof's ``Mapping``, gperftools' map text): addresses
+    ``start <= a < limit`` come from ``filename`` at file ``offset``. Strings are rows of
+    :attr:`Profile.strings`."""
 
-    Node ``i`` is frame ``frame[i]`` called from node ``parent[i]`` (-1: outermost frame). A
-    stack id is the node of its innermost frame, so one id names a whole call stack and
-    shared outer parts are stored once."""
+    start: npt.NDArray[np.uint64]
+    limit: npt.NDArray[np.uint64]
+    offset: npt.NDArray[np.uint64]
+    filename: npt.NDArray[np.uint32]
+    build_id: npt.NDArray[np.uint32]
 
-    frame: np.ndarray  # int32 row in Frames
-    parent: np.ndarray  # int32 node, -1 = root
-
-    def frames_of(self, stack: int) -> np.ndarray:
-        """Frame rows of one stack, innermost first (empty for stack -1)."""
-        out = []
-        frame, parent = self.frame, self.parent
-        while stack >= 0:
-            out.append(frame[stack])
-            stack = parent[stack]
-        return np.asarray(out, dtype=np.int32)
-
-    def depth(self) -> np.ndarray:
-        """Number of frames of every stack id (parents always precede their children)."""
-        depth = np.zeros(len(self.parent), np.int32)
-        # nodes are created outermost first, so one forward pass in level order suffices
-        for level_nodes in _levels(self.parent):
-            has_parent = self.parent[level_nodes] >= 0
-            depth[level_nodes] = 1
-            depth[level_nodes[has_parent]] += depth[self.parent[level_nodes[has_parent]]]
-        return depth
-
-
-def _levels(parent: np.ndarray) -> Iterator[np.ndarray]:
-    """Node ids grouped by tree level, roots first."""
-    level = np.flatnonzero(parent < 0)
-    children_order = np.argsort(parent, kind="stable")
-    sorted_parents = parent[children_order]
-    while level.size:
-        yield level
-        lo = np.searchsorted(sorted_parents, level, side="left")
-        hi = np.searchsorted(sorted_parents, level, side="right")
-        counts = hi - lo
-        if not counts.sum():
-            return
-        starts = np.repeat(lo, counts)
-        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        level = children_order[starts + offsets]
+    @classmethod
+    def empty(cls) -> Mappings:
+        return cls(np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint64),
+                   np.zeros(0, np.uint32), np.zeros(0, np.uint32))
 
 
 @dataclass(frozen=True)
 class Samples(_Columns):
-    """One row per thread-sample, in file order (the order CPython's replay() delivers)."""
+    """One row per sample, in the order the file gives them.
 
-    timestamp_us: np.ndarray  # uint64, absolute per-thread clock
-    thread: np.ndarray  # int32 row in Threads
-    status: np.ndarray  # uint8 ThreadStatus bits
-    stack: np.ndarray  # int32 stack id, -1 = empty stack
+    ``stack`` is a stack id (a node of :attr:`Profile.stacks`, -1 for the empty stack) and
+    ``thread`` a row of :attr:`Profile.threads` (-1 when the format has no threads). Formats
+    with a clock give ``timestamp_us`` (the profile's own clock: for Tachyon CPython's
+    ``time.monotonic()`` in microseconds, mod 2**64) and thread ``status`` bits
+    (:class:`tachyon_format.ThreadStatus`). ``values`` holds one column per
+    :attr:`Meta.sample_types` (pprof values, gperftools counts); ``None`` means every sample
+    counts once (Tachyon): see :meth:`Profile.weights`."""
+
+    stack: npt.NDArray[np.int32]
+    thread: npt.NDArray[np.int32]
+    timestamp_us: npt.NDArray[np.uint64] | None = None
+    status: npt.NDArray[np.uint8] | None = None
+    values: npt.NDArray[np.int64] | None = None  # shape (samples, len(sample_types))
 
 
 @dataclass(frozen=True)
-class Records(_Columns):
-    """The file's record structure: record ``i`` holds samples
-    ``first_sample[i]:first_sample[i + 1]`` (a REPEAT record may hold none)."""
+class ValueType:
+    """What a sample value measures: pprof's ``ValueType`` (e.g. ``samples``/``count``,
+    ``cpu``/``nanoseconds``)."""
 
-    offset: np.ndarray  # int64 offset of the record in the (decompressed) sample region
-    encoding: np.ndarray  # uint8 Encoding
-    first_sample: np.ndarray  # int64
+    type: str
+    unit: str
+
+
+SAMPLES_COUNT = ValueType("samples", "count")
+
+
+@dataclass
+class Meta:
+    """Profile-level facts that every format has some of (pprof's names).
+
+    ``sample_types`` name the columns of :attr:`Samples.values` (one ``samples``/``count``
+    when every sample counts once); ``default_sample_type`` is the ``type`` of the one viewers
+    show first. One sample stands for ``period`` units of ``period_type`` (Tachyon: the
+    sampling interval in nanoseconds). ``time_ns`` is the wall-clock start (ns since the Unix
+    epoch) when the format records one, ``duration_ns`` the length of the run."""
+
+    sample_types: tuple[ValueType, ...] = (SAMPLES_COUNT,)
+    default_sample_type: str | None = None
+    period_type: ValueType | None = None
+    period: int = 0
+    time_ns: int | None = None
+    duration_ns: int | None = None
+
+    def sample_type_index(self, sample_type: str | None = None) -> int:
+        """Column of :attr:`Samples.values` for *sample_type* (default: the default one,
+        else the last, as pprof picks)."""
+        name = sample_type or self.default_sample_type
+        if name is None:
+            return len(self.sample_types) - 1
+        for index, value_type in enumerate(self.sample_types):
+            if value_type.type == name:
+                return index
+        names = ", ".join(v.type for v in self.sample_types)
+        raise KeyError(f"no sample type {name!r} (this profile has: {names})")
 
 
 @dataclass
 class Profile:
-    """A whole profile (or, from ``iter_batches``, one batch of samples with the tables so far).
+    """A whole profile (or, from ``iter_batches``, one batch of samples with the tables so
+    far). The parts are described on their classes; ``extras`` maps a format's name to what
+    only that format records (for a Tachyon file: ``extras["tachyon"]``, with CPython's
+    ``get_info()`` dict and the file's record table)."""
 
-    ``info`` has the keys of CPython's ``BinaryReader.get_info()``; ``strings`` is the string
-    table; ``frames``, ``threads``, ``stacks`` and ``samples`` are columns described on their
-    classes; ``records`` is the record table of the file the samples came from, if any (it
-    lets a writer reproduce the file byte for byte)."""
-
-    info: dict[str, Any]
-    strings: Sequence[str]
+    strings: Strings
     frames: Frames
-    threads: Threads
     stacks: Stacks
+    threads: Threads
     samples: Samples
-    records: Records | None = None
+    meta: Meta = field(default_factory=Meta)
+    mappings: Mappings = field(default_factory=Mappings.empty)
+    extras: dict[str, Any] = field(default_factory=dict)
 
-    def stack_frames(self, stack: int) -> np.ndarray:
+    def stack_frames(self, stack: int) -> npt.NDArray[np.int32]:
         """Frame rows of one stack id, innermost first."""
         return self.stacks.frames_of(stack)
 
+    def weights(self, sample_type: str | None = None) -> npt.NDArray[np.int64]:
+        """Per sample: its value of *sample_type* (see :meth:`Meta.sample_type_index`), or 1
+        for every sample when the profile has no values (a read-only view, no memory)."""
+        values = self.samples.values
+        if values is None:
+            index = self.meta.sample_type_index(sample_type)
+            if index != 0 or len(self.meta.sample_types) != 1:
+                raise KeyError("this profile has no sample values")
+            return np.broadcast_to(np.int64(1), (len(self.samples),))
+        return values[:, self.meta.sample_type_index(sample_type)]
+
     @property
     def nbytes(self) -> int:
-        """Bytes held by the numpy columns (strings not counted)."""
-        parts = [self.frames, self.threads, self.stacks, self.samples, self.records]
-        return sum(part.nbytes for part in parts if part is not None)
+        """Bytes held by the columns and the string table."""
+        parts = [self.frames, self.threads, self.stacks, self.samples, self.mappings,
+                 self.strings]
+        return sum(part.nbytes for part in parts)
 
     def sample_columns(self) -> dict[str, np.ndarray]:
         """Per-sample columns with the thread ids joined in (what the table exports hold)."""
-        thread = self.samples.thread
-        return {
-            "timestamp_us": self.samples.timestamp_us,
-            "interpreter_id": self.threads.interpreter_id[thread],
-            "thread_id": self.threads.thread_id[thread],
-            "status": self.samples.status,
-            "stack": self.samples.stack,
-        }
+        samples = self.samples
+        out: dict[str, np.ndarray] = {}
+        if samples.timestamp_us is not None:
+            out["timestamp_us"] = samples.timestamp_us
+        if len(self.threads):
+            row = samples.thread
+            known = row >= 0
+            safe = np.where(known, row, 0)
+            out["interpreter_id"] = self.threads.interpreter_id[safe]
+            out["thread_id"] = self.threads.thread_id[safe]
+            if not known.all():  # (a format may leave some samples without a thread)
+                out["thread_known"] = known
+        if samples.status is not None:
+            out["status"] = samples.status
+        out["stack"] = samples.stack
+        if samples.values is not None:
+            for index, value_type in enumerate(self.meta.sample_types):
+                out[f"{value_type.type}_{value_type.unit}"] = samples.values[:, index]
+        return out
 
     # -- optional extras --------------------------------------------------------------------
     def samples_df(self):
@@ -167,15 +220,21 @@ class Profile:
         return pd.DataFrame(self.sample_columns(), copy=False)
 
     def frames_df(self):
-        """Frames as a pandas DataFrame; filename and funcname are categoricals."""
+        """Frames as a pandas DataFrame; filename and funcname are categoricals of the text.
+
+        Categories are the distinct texts: two entries whose bytes differ but show as the same
+        text (invalid UTF-8 replaced, or a duplicated entry) share one category."""
         import pandas as pd
 
-        categories = pd.Index(np.asarray(self.strings, dtype=object))
+        texts = np.array(self.strings.texts(), dtype=object)
+        categories, code_of_entry = np.unique(texts, return_inverse=True)
         data: dict[str, Any] = {}
         for name, column in self.frames.columns().items():
             if name in ("filename", "funcname"):
-                codes = np.where(column < len(categories), column.astype(np.int64), -1)
-                data[name] = pd.Categorical.from_codes(codes, categories)
+                inside = column < len(texts)
+                codes = np.full(column.size, -1, np.int64)
+                codes[inside] = code_of_entry[column[inside].astype(np.int64)]
+                data[name] = pd.Categorical.from_codes(codes, pd.Index(categories))
             else:
                 data[name] = column
         return pd.DataFrame(data)

@@ -23,9 +23,11 @@ def info_line(info: dict) -> str:
 
 def sample_lines(profile: Profile) -> Iterator[str]:
     """One canonical line per sample (without newline). Each frame and each distinct stack is
-    rendered once; a sample line is then a join of cached pieces."""
+    rendered once; a sample line is then a join of cached pieces. The profile must have
+    timestamps and statuses (as a Tachyon file's has)."""
     frame_json = _frame_fragments(profile)
-    stack_json = _StackFragments(profile, frame_json)
+    stack_of = profile.stacks.tuples()
+    stack_json: dict[int, str] = {}
     threads = profile.threads
     ids = zip(threads.interpreter_id.tolist(), threads.thread_id.tolist(), strict=True)
     thread_prefix = [f"[{iid},{tid}," for iid, tid in ids]
@@ -37,15 +39,19 @@ def sample_lines(profile: Profile) -> Iterator[str]:
         samples.stack.tolist(),
         strict=True,
     ):
-        yield f"{thread_prefix[thread]}{timestamp},{status},{stack_json[stack]}]"
+        text = stack_json.get(stack)
+        if text is None:
+            text = stack_json[stack] = f"[{','.join([frame_json[f] for f in stack_of[stack]])}]"
+        yield f"{thread_prefix[thread]}{timestamp},{status},{text}]"
 
 
 def _frame_fragments(profile: Profile) -> list[str]:
-    strings = profile.strings
+    strings = profile.strings.texts()
     f = profile.frames
     out = []
+    columns = (f.filename, f.funcname, f.lineno, f.end_lineno, f.column, f.end_column, f.opcode)
     for filename, funcname, lineno, end_lineno, column, end_column, opcode in zip(
-        *(column.tolist() for column in f.columns().values()), strict=True
+        *(column.tolist() for column in columns), strict=True
     ):
         location = (
             [None] * 4 if lineno == -1 else [lineno, end_lineno, column, end_column]
@@ -58,39 +64,10 @@ def _frame_fragments(profile: Profile) -> list[str]:
     return out
 
 
-class _StackFragments:
-    """``[frame,frame,...]`` text of stack ids, innermost first, memoised along the tree."""
-
-    def __init__(self, profile: Profile, frame_json: list[str]) -> None:
-        self._frame = profile.stacks.frame
-        self._parent = profile.stacks.parent
-        self._frame_json = frame_json
-        self._inner: dict[int, str] = {}  # node -> "f0,f1,...,fn" (no brackets)
-
-    def __getitem__(self, node: int) -> str:
-        if node < 0:
-            return "[]"
-        return f"[{self._joined(node)}]"
-
-    def _joined(self, node: int) -> str:
-        cached = self._inner.get(node)
-        if cached is not None:
-            return cached
-        chain = []
-        while node >= 0 and node not in self._inner:
-            chain.append(node)
-            node = int(self._parent[node])
-        text = self._inner[node] if node >= 0 else ""
-        for n in reversed(chain):  # outermost first, so each node extends its parent's text
-            piece = self._frame_json[int(self._frame[n])]
-            text = f"{piece},{text}" if text else piece
-            self._inner[n] = text
-        return text
-
-
-def write_canonical(profile: Profile, out) -> None:
-    """Write the canonical form of ``profile`` to the text stream ``out``."""
-    out.write(info_line(profile.info) + "\n")
+def write_canonical(profile: Profile, info: dict, out) -> None:
+    """Write the canonical form of ``profile`` to the text stream ``out``; *info* is the first
+    line's dict (for a Tachyon file, CPython's ``get_info()``: ``tachyon_format.info``)."""
+    out.write(info_line(info) + "\n")
     for line in sample_lines(profile):
         out.write(line + "\n")
 

@@ -117,16 +117,6 @@ class Sentinel(cs.Adapter):
         return self.raw if obj is None else obj
 
 
-class Utf8Replace(cs.Adapter):
-    """UTF-8 text read with ``errors="replace"`` (as CPython's reader does), written strictly."""
-
-    def _decode(self, obj, context, path):
-        return bytes(obj).decode("utf-8", errors="replace")
-
-    def _encode(self, obj, context, path):
-        return obj.encode("utf-8")
-
-
 @dataclass(frozen=True)
 class Ints:
     """Fixed-width numbers for one byte order, so each layout is declared once."""

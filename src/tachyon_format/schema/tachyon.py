@@ -38,7 +38,6 @@ from .primitives import (
     ByteOrder,
     Ints,
     Sentinel,
-    Utf8Replace,
     ZigZagLEB128,
     bits_of,
 )
@@ -123,7 +122,11 @@ class ThreadStatus(enum.IntFlag):
 
 def byte_order(head: bytes) -> ByteOrder | None:
     """Byte order of a Tachyon file from its first 4 bytes, or None if the magic is wrong."""
-    return {b"HCAT": "<", b"TACH": ">"}.get(bytes(head[:4]))
+    return _MAGIC_BYTES.get(bytes(head[:4]))
+
+
+_MAGIC_BYTES: dict[bytes, ByteOrder] = {MAGIC.to_bytes(4, "little"): "<",
+                                        MAGIC.to_bytes(4, "big"): ">"}
 
 
 @functools.cache
@@ -214,9 +217,10 @@ def legacy_stats(order: ByteOrder) -> cs.Construct:
     )
 
 
-STRING = "String table entry: length-prefixed UTF-8, no terminator" * cs.Struct(
-    "text" / Utf8Replace(cs.Prefixed(ULEB128_U32, cs.GreedyBytes))
-    * "read with errors='replace'; embedded NUL allowed",
+STRING = "String table entry: length-prefixed bytes, no terminator" * cs.Struct(
+    "text" / cs.Prefixed(ULEB128_U32, cs.GreedyBytes)
+    * "UTF-8 as the writer got it (may be invalid: the profiler reads memory that can change);"
+    " CPython's reader decodes it with errors='replace'; embedded NUL allowed",
 )
 
 FRAME = "Frame table entry: one deduplicated (location, opcode) of one function" * cs.Struct(

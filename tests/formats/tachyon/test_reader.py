@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import io
-import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ import tachyon_format
 from tachyon_format.formats.tachyon.byteswap import swap_byte_order
 from tachyon_format.formats.tachyon.region import decoder as sample_codec
 from tachyon_format.render.canonical import write_canonical
+from tests.helpers.golden import reference_text
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR
 from tests.helpers.reference import reference_decode, reference_write, requires_reference
 
@@ -26,14 +24,10 @@ GOLDEN = sorted(DATA.glob("*.bin")) + (sorted(SHARED.glob("*.bin")) if SHARED.is
 IDS = [f"{p.parent.name}/{p.name}" for p in GOLDEN]
 
 
-def reference_text(path: Path) -> str:
-    with gzip.open(path.with_name(path.name.replace(".bin", ".ref.jsonl.gz")), "rt") as f:
-        return f.read()
-
-
 def canonical(source) -> str:
     out = io.StringIO()
-    write_canonical(tachyon_format.read(source), out)
+    profile = tachyon_format.read(source)
+    write_canonical(profile, tachyon_format.info(profile), out)
     return out.getvalue()
 
 
@@ -56,7 +50,7 @@ def test_read_in_small_chunks_equals_one_shot(path):
             np.testing.assert_array_equal(column, chunked.samples.columns()[name], err_msg=name)
     assert stack_tuples(chunked) == stack_tuples(whole)
     assert len(chunked.stacks) == len(whole.stacks)  # one node per distinct (parent, frame)
-    np.testing.assert_array_equal(whole.records.offset, chunked.records.offset)
+    np.testing.assert_array_equal(records(whole).offset, records(chunked).offset)
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=IDS)
@@ -69,7 +63,12 @@ def test_read_with_and_without_helper_thread_are_identical(path, monkeypatch):
         np.testing.assert_array_equal(column, helped.samples.columns()[name], err_msg=name)
     np.testing.assert_array_equal(alone.stacks.frame, helped.stacks.frame)
     np.testing.assert_array_equal(alone.stacks.parent, helped.stacks.parent)
-    np.testing.assert_array_equal(alone.records.offset, helped.records.offset)
+    np.testing.assert_array_equal(records(alone).offset, records(helped).offset)
+
+
+def records(profile):
+    """The record table of the Tachyon file a profile came from."""
+    return profile.extras["tachyon"].records
 
 
 def stack_tuples(profile) -> list[tuple[int, ...]]:
@@ -102,10 +101,10 @@ def test_iter_batches_concatenate_to_read(path, batch):
         else:
             np.testing.assert_array_equal(joined, column, err_msg=name)
     starts = np.concatenate(
-        [b.records.first_sample + sum(len(p.samples) for p in batches[:i])
+        [records(b).first_sample + sum(len(p.samples) for p in batches[:i])
          for i, b in enumerate(batches)] or [np.zeros(0, np.int64)]
     )
-    assert starts.tolist() == whole.records.first_sample.tolist()[: len(starts)]
+    assert starts.tolist() == records(whole).first_sample.tolist()[: len(starts)]
 
 
 def test_iter_batches_rejects_nonpositive_size():
@@ -115,34 +114,16 @@ def test_iter_batches_rejects_nonpositive_size():
 
 def test_profile_columns_are_consistent():
     profile = tachyon_format.read(DATA / "threads_wall_zstd.bin")
-    n = profile.info["sample_count"]
+    facts = tachyon_format.info(profile)
+    n = facts["sample_count"]
     assert len(profile.samples) == n
     assert profile.samples.timestamp_us.dtype == np.uint64
     assert profile.samples.stack.max() < len(profile.stacks)
-    assert profile.samples.thread.max() < len(profile.threads) <= profile.info["thread_count"]
+    assert profile.samples.thread.max() < len(profile.threads) <= facts["thread_count"]
     depth = profile.stacks.depth()
     for stack in np.unique(profile.samples.stack[profile.samples.stack >= 0])[:50]:
         assert depth[stack] == len(profile.stack_frames(stack))
     assert profile.nbytes > 0
-
-
-def test_samples_df_and_frames_df():
-    pd = pytest.importorskip("pandas")
-    profile = tachyon_format.read(DATA / "threads_cpu_opcodes_raw.bin")
-    samples = profile.samples_df()
-    assert len(samples) == len(profile.samples)
-    assert samples["thread_id"].dtype == np.uint64
-    frames = profile.frames_df()
-    assert isinstance(frames["funcname"].dtype, pd.CategoricalDtype)
-    assert frames["funcname"].iloc[0] == profile.strings[profile.frames.funcname[0]]
-
-
-def test_to_arrow():
-    pa = pytest.importorskip("pyarrow")
-    profile = tachyon_format.read(DATA / "threads_wall_zstd.bin")
-    table = profile.to_arrow()
-    assert table.num_rows == len(profile.samples)
-    assert table.schema.field("timestamp_us").type == pa.uint64()
 
 
 # -- CPython-written files from hypothesis workloads ---------------------------------------
@@ -196,50 +177,6 @@ def test_read_equals_cpython_on_cpython_written_files(tmp_path_factory, workload
     assert canonical(path) == reference_decode(path)
 
 
-def test_cli_dump_matches_reference(tmp_path):
-    from tachyon_format.cli import main
-
-    path = DATA / "exceptions_mode_zstd.bin"
-    out = tmp_path / "dump.jsonl"
-    assert main(["dump", str(path), "-o", str(out)]) == 0
-    assert out.read_text() == reference_text(path)
-
-
-def test_cli_info_json(capsys):
-    from tachyon_format.cli import main
-
-    path = DATA / "threads_gil_blocking.bin"
-    assert main(["info", "--json", str(path)]) == 0
-    assert json.loads(capsys.readouterr().out) == json.loads(reference_text(path).split("\n")[0])
-    assert main(["info", str(path)]) == 0
-    assert "gil (2)" in capsys.readouterr().out
-
-
-def test_cli_reports_format_errors(tmp_path, capsys):
-    from tachyon_format.cli import main
-
-    bad = tmp_path / "bad.bin"
-    bad.write_bytes(b"XXXX" + bytes(100))
-    assert main(["info", str(bad)]) == 1
-    assert "Invalid magic number" in capsys.readouterr().err
-
-
-def test_validate_reports_problems_without_raising(tmp_path, capsys):
-    from tachyon_format.cli import main
-
-    good = DATA / "threads_wall_zstd.bin"
-    assert tachyon_format.validate(good) == []
-    data = bytearray(good.read_bytes())
-    data[28] ^= 1  # the header's sample count no longer matches the records
-    bad = tmp_path / "bad.bin"
-    bad.write_bytes(bytes(data))
-    problems = tachyon_format.validate(bad)
-    assert len(problems) == 1 and "Sample count mismatch" in problems[0]
-    assert main(["validate", str(good), str(bad)]) == 1
-    out = capsys.readouterr().out
-    assert f"{good}: ok" in out and "Sample count mismatch" in out
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_read_in_a_forked_child_after_the_parent_used_the_helper_thread():
     """A forked child inherits the helper executor but not its thread: it must start its
@@ -252,8 +189,9 @@ def test_read_in_a_forked_child_after_the_parent_used_the_helper_thread():
     pid = os.fork()
     if pid == 0:  # the child: exit code 0 only if it read the same profile
         try:
+            profile = tachyon_format.read(path, threads=True)
             out = io.StringIO()
-            write_canonical(tachyon_format.read(path, threads=True), out)
+            write_canonical(profile, tachyon_format.info(profile), out)
             os._exit(0 if out.getvalue() == expected else 1)
         except BaseException:
             os._exit(2)

@@ -26,7 +26,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tachyon_format.formats.tachyon.writer import CsrStacks, PrefixTreeStacks, Writer
+from tachyon_format import Stacks
+from tachyon_format.formats.tachyon.writer import Writer
 from tachyon_format.formats.tachyon.zstd import compress_region
 from tachyon_format.schema import tachyon as spec
 from tests.helpers.reference import requires_reference, run_reference
@@ -258,13 +259,14 @@ def csr_to_prefix_tree(offsets: list[int], frame_ids: list[int]) -> tuple[list, 
 def write_with_batches(path, job: dict, version, *, tree: bool, batches: int = 3) -> None:
     table = batch_columns(job)
     columns = table["columns"]
-    if tree:
+    if tree:  # a tree built here, independently of the package's CSR conversion
         frame, parent, stack_nodes = csr_to_prefix_tree(table["offsets"], table["frame_ids"])
-        stacks = PrefixTreeStacks(np.array(frame, np.int32), np.array(parent, np.int32))
-        node_of = np.array(stack_nodes + [-1], dtype=np.int64)  # [-1] keeps it 1-d when empty
-        columns = {**columns, "stack": node_of[columns["stack"]]}
+        stacks = Stacks(np.array(frame, np.int32), np.array(parent, np.int32))
     else:
-        stacks = CsrStacks(table["offsets"], table["frame_ids"])
+        stacks, stack_nodes = Stacks.from_csr(table["offsets"], table["frame_ids"])
+        stack_nodes = stack_nodes.tolist()
+    node_of = np.array(stack_nodes + [-1], dtype=np.int64)  # [-1] keeps it 1-d when empty
+    columns = {**columns, "stack": node_of[columns["stack"]]}
     n = len(columns["stack"])
     with writer_for(path, job, version) as writer:
         for part in np.array_split(np.arange(n), batches):
@@ -569,7 +571,7 @@ def test_frame_table_matches_schema(tmp_path):
     assert got == [(-(2**31), 5 + 2**31 - 2**32, -1, 0, None), (5, 0, 3, 6, None),
                    (5, 1, -1, 0, None), (0, 0, -1, 0, 0), (50, -10, 7, -4, 90)]
     strings = spec.STRING[footer.string_count].parse(data[header.string_table_offset:])
-    assert [s.text for s in strings] == ["a", "f", "b", "g"]
+    assert [s.text for s in strings] == [b"a", b"f", b"b", b"g"]
 
 
 # -- read -> write reproduces the file ---------------------------------------------------------

@@ -21,13 +21,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tachyon_format.errors import FormatError
+from tachyon_format.model import Profile
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import U32_MAX, U64_MAX
 from tachyon_format.schema.tachyon import ThreadStatus
 
 from .encoder import FrameKey
-from .file import TachyonFile, frame_strings_ok, open_file
-from .region.decoder import SampleDecoder
+from .facts import EXTRAS_KEY
+from .file import TachyonFile, open_file
+from .reader import iter_batches
 from .writer import Writer
 
 THREAD_STATUS_HAS_GIL = int(ThreadStatus.HAS_GIL)
@@ -440,6 +442,8 @@ class ReaderError(FormatError):
 
 
 _PROGRESS_INTERVAL = 1000
+_REPLAY_BATCH = 1 << 20
+"""Samples decoded at a time: replay's memory is bounded by this, not by the file."""
 _STATS_KEYS = ("repeat_records", "repeat_samples", "full_records", "suffix_records",
                "pop_push_records", "total_records", "total_samples", "stack_reconstructions")
 
@@ -465,7 +469,7 @@ class BinaryReader:
             # CPython reads only its own layout, and decompresses the whole region at open
             # (check 14) before it parses the tables, so errors show in that order
             self._file: TachyonFile | None = open_file(data, tables=False, legacy_layouts=False)
-            self._region = self._file.region() if self._file.compressed else None
+            self._file.load_region()
             self._file.load_tables()
         except FormatError as exc:
             raise ReaderError.of(exc) from None
@@ -513,9 +517,8 @@ class BinaryReader:
     def replay(self, collector: Any, progress_callback: Any = None) -> int:
         """Deliver every sample to ``collector.collect``; returns the number delivered.
 
-        Raises CPython's ValueError messages for malformed data; the samples of the records
-        before the bad one are delivered first, a decoding window (a few MB) at a time.
-        """
+        Raises CPython's ValueError messages for malformed data, after delivering the samples
+        of the records before the bad one (as CPython does)."""
         meta = self._open_file()
         if not hasattr(collector, "collect"):
             raise TypeError("Collector must have a collect() method")
@@ -523,47 +526,34 @@ class BinaryReader:
         total = meta.sample_count
         if progress_callback is not None:
             progress_callback(0, total)
-        decoder = SampleDecoder(
-            order=meta.order, start_time_us=meta.start_time_us,
-            thread_count=meta.thread_count, frame_count=len(meta.frames),
-            frame_string_ok=frame_strings_ok(meta.frames, len(meta.strings)),
-        )
         replayed = 0
         try:
-            chunks = [self._region] if self._region is not None else [b""]
-            if self._region is None:
-                chunks = list(meta.iter_region()) or chunks
-            for number, chunk in enumerate(chunks):
-                batch = decoder.decode(chunk, final=number == len(chunks) - 1)
-                replayed = self._deliver(batch, decoder, collect, progress_callback,
-                                         replayed, total)
+            for batch in iter_batches(meta, samples_per_batch=_REPLAY_BATCH):
+                self._count(batch)
+                replayed = self._deliver(batch, collect, progress_callback, replayed, total)
         except FormatError as exc:
             raise ReaderError.of(exc) from None
-        finally:
-            self._add_stats(decoder.stats)
-        if replayed != total:
-            raise ReaderError(
-                f"Sample count mismatch: header declares {total} samples but replay decoded"
-                f" {replayed}", offset=28, path="header -> sample_count")
         if progress_callback is not None:
             progress_callback(replayed, total)
         return replayed
 
-    def _deliver(self, batch, decoder, collect, progress, replayed: int, total: int) -> int:
-        interpreter_ids, thread_ids = (column.tolist() for column in decoder.threads)
-        node_frame = decoder.stack_frame.tolist()
-        node_parent = decoder.stack_parent.tolist()
-        stamps = batch.timestamp_us
-        statuses = batch.status
-        first = batch.record_first_sample.tolist() + [len(batch)]
-        thread = batch.thread.tolist()
-        stack = batch.stack.tolist()
-        for index, encoding in enumerate(batch.record_encoding.tolist()):
+    def _deliver(self, batch: Profile, collect, progress, replayed: int, total: int) -> int:
+        interpreter_ids = batch.threads.interpreter_id.tolist()
+        thread_ids = batch.threads.thread_id.tolist()
+        stack_of = batch.stacks.tuples()
+        samples = batch.samples
+        stamps = samples.timestamp_us
+        statuses = samples.status
+        records = batch.extras[EXTRAS_KEY].records
+        first = records.first_sample.tolist() + [len(samples)]
+        thread = samples.thread.tolist()
+        stack = samples.stack.tolist()
+        for index, encoding in enumerate(records.encoding.tolist()):
             start, stop = first[index], first[index + 1]
             count = stop - start
             if count:
                 row = thread[start]
-                frames = self._stack(stack[start], node_frame, node_parent)
+                frames = [self._frame_info(batch, f) for f in stack_of[stack[start]]]
                 for lo, hi in _status_runs(statuses, start, stop, encoding):
                     collect([InterpreterInfo((interpreter_ids[row], [ThreadInfo((
                         thread_ids[row], int(statuses[lo]), list(frames)))]))],
@@ -576,18 +566,10 @@ class BinaryReader:
                     progress(replayed, total)
         return replayed
 
-    def _stack(self, node: int, node_frame: list[int], node_parent: list[int]) -> list:
-        frames = []
-        while node >= 0:
-            frames.append(self._frame_info(node_frame[node]))
-            node = node_parent[node]
-        return frames
-
-    def _frame_info(self, index: int) -> FrameInfo:
+    def _frame_info(self, batch: Profile, index: int) -> FrameInfo:
         info = self._frame_infos.get(index)
         if info is None:
-            meta = self._file
-            f, strings = meta.frames, meta.strings
+            f, strings = batch.frames, batch.strings
             lineno = int(f.lineno[index])
             location = None if lineno == -1 else (
                 lineno, int(f.end_lineno[index]), int(f.column[index]), int(f.end_column[index]))
@@ -597,9 +579,22 @@ class BinaryReader:
                 None if opcode < 0 else opcode))
         return info
 
-    def _add_stats(self, stats: dict[str, int]) -> None:
-        for key in _STATS_KEYS:
-            self._stats[key] += stats[key]
+    def _count(self, batch: Profile) -> None:
+        """Add a batch's records to the ``get_stats()`` counters."""
+        records = batch.extras[EXTRAS_KEY].records
+        encoding = records.encoding
+        held = np.diff(np.append(records.first_sample, len(batch.samples)))
+        repeat = encoding == spec.Encoding.REPEAT
+        counts = np.bincount(encoding, minlength=len(spec.Encoding)).tolist()
+        stats = self._stats
+        stats["repeat_records"] += counts[spec.Encoding.REPEAT]
+        stats["repeat_samples"] += int(held[repeat].sum())
+        stats["full_records"] += counts[spec.Encoding.FULL]
+        stats["suffix_records"] += counts[spec.Encoding.SUFFIX]
+        stats["pop_push_records"] += counts[spec.Encoding.POP_PUSH]
+        stats["total_records"] += int(encoding.size)
+        stats["total_samples"] += int(held.sum())
+        stats["stack_reconstructions"] += int(encoding.size) - counts[spec.Encoding.REPEAT]
 
 
 def _status_runs(statuses: np.ndarray, start: int, stop: int, encoding: int):

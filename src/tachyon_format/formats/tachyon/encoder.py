@@ -16,6 +16,7 @@ here by hand (they are hot) and tested against the schema's ``REPEAT``/``FULL``/
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Sequence
 from typing import BinaryIO
@@ -85,10 +86,12 @@ class StringTable:
     def __len__(self) -> int:
         return self.count
 
-    def append_entry(self, text: str) -> None:
-        """Add an entry as is, even a duplicate (copying a table read from a file)."""
-        data = text.encode("utf-8", errors="surrogatepass")
-        self.index.setdefault(text, self.count)
+    def append_raw(self, data: bytes) -> None:
+        """Add an entry's bytes as they are, even a duplicate or invalid UTF-8 (copying a
+        table read from a file). Text that later interns to the same valid UTF-8 finds it."""
+        # (bytes that are not UTF-8 are no str's encoding: nothing can intern to them)
+        with contextlib.suppress(UnicodeDecodeError):
+            self.index.setdefault(data.decode("utf-8"), self.count)
         self.encoded += uleb128(len(data))
         self.encoded += data
         self.count += 1

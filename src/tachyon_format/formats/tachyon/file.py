@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import mmap
 import os
 from collections.abc import Iterator
@@ -26,18 +25,19 @@ import numpy as np
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels import varint
 from tachyon_format.kernels.varint import U32_MAX
-from tachyon_format.model import Frames
+from tachyon_format.model import Frames, Strings
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import ULEB128_U32, ByteOrder
 
 from . import zstd
+from .stats import KEYS as STATS_KEYS
+from .stats import Stats, parse_stats
 
 Layout = Literal["L3", "L2", "L1"]
 """L3: CPython 3.15.2 (u64 sample count); L2/L1: pre-release u32 count, 7-/3-field frames."""
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
-_STRING_TABLE = cs.Array(cs.this.count, spec.STRING).compile()
 _FRAME_TABLE = cs.Array(cs.this.count, spec.FRAME).compile()
 _LEGACY_FRAME_TABLE = cs.Array(cs.this.count, spec.LEGACY_FRAME).compile()
 _FRAME_FIELD_NAMES = {
@@ -93,11 +93,12 @@ class TachyonFile:
     layout: Layout
     header: cs.Container
     footer: cs.Container
-    stats: dict[str, float | None]
-    strings: list[str] | None = None
+    stats: Stats | None
+    strings: Strings | None = None
     frames: Frames | None = None
     name: str = ""
     _mmap: mmap.mmap | None = field(default=None, repr=False)
+    _region: bytes | None = field(default=None, repr=False)
 
     # -- header-level facts -----------------------------------------------------------
     @property
@@ -153,17 +154,19 @@ class TachyonFile:
             "string_count": self.footer.string_count,
             "frame_count": self.footer.frame_count,
             "compression_type": compression,
-            **self.stats,
+            **(self.stats.info() if self.stats else dict.fromkeys(STATS_KEYS)),
             "mode": self.mode,
             "capture_features": self.capture_features,
         }
 
     # -- the sample region ----------------------------------------------------------------
     def iter_region(self, chunk_size: int = 4 << 20) -> Iterator[memoryview | bytes]:
-        """The logical (decompressed) sample region in chunks of at most ``chunk_size``."""
+        """The logical (decompressed) sample region in chunks of at most ``chunk_size``,
+        streamed from the file unless :meth:`load_region` already decompressed it."""
         start, end = self.region_span
-        raw = memoryview(self.data)[start:end]
-        if self.compressed:
+        raw = memoryview(self.data)[start:end] if self._region is None else memoryview(
+            self._region)
+        if self.compressed and self._region is None:
             yield from zstd.iter_decompress(raw, chunk_size=chunk_size, file_offset=start)
         else:
             for offset in range(0, len(raw), chunk_size):
@@ -171,10 +174,18 @@ class TachyonFile:
 
     def region(self) -> memoryview | bytes:
         """The whole logical sample region (decompressed when needed)."""
+        if self._region is not None:
+            return self._region
         start, end = self.region_span
         if self.compressed:
             return zstd.decompress(memoryview(self.data)[start:end])
         return memoryview(self.data)[start:end]
+
+    def load_region(self) -> None:
+        """Decompress the whole sample region now and keep it (CPython's reader does this at
+        open, so that a corrupt frame fails before the tables are read: check 14)."""
+        if self.compressed and self._region is None:
+            self._region = bytes(self.region())
 
     def load_tables(self) -> None:
         """Parse the string and frame tables, each count checked right before its table
@@ -270,9 +281,9 @@ def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
     ):
         header = spec.legacy_header(order).parse(head)
         layout = "L2"  # L1 vs L2 is settled by the frame table
-        stats = dict.fromkeys(("duration_sec", "sample_rate", "error_rate", "missed_samples"))
+        stats = None
     else:
-        stats = _parse_stats(data, order)
+        stats = parse_stats(data, order)
     _check_offsets(header, size)
     meta = TachyonFile(data=data, order=order, layout=layout, header=header, footer=footer,
                        stats=stats)
@@ -317,58 +328,6 @@ def _legacy_offsets_plausible(data, order: ByteOrder, size: int) -> bool:
         <= legacy.frame_table_offset
         <= size - spec.FOOTER_SIZE
         and legacy.reserved_tail == bytes(8)
-    )
-
-
-_STATS_KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
-
-
-def _parse_stats(data, order: ByteOrder) -> dict[str, float | None]:
-    """The optional TACHSTAT block, found backwards from the footer
-    (docs/format/reader.md#statistics-block)."""
-    size = len(data)
-    none = dict.fromkeys(_STATS_KEYS)
-    trailer_at = size - spec.FOOTER_SIZE - 16
-    if trailer_at < 0 or bytes(data[trailer_at : trailer_at + 8]) != spec.STATS_MAGIC:
-        return none
-    trailer = spec.stats_trailer(order).parse(bytes(data[trailer_at : trailer_at + 16]))
-    if trailer.size < spec.LEGACY_STATS_SIZE or trailer.size > size - spec.FOOTER_SIZE:
-        raise FormatError(
-            "Invalid profiling statistics size",
-            offset=trailer_at + 12,
-            path="stats -> trailer -> size",
-        )
-    if trailer.version != 1:
-        return none
-    start = size - spec.FOOTER_SIZE - trailer.size
-    tail = bytes(data[trailer_at : trailer_at + 16])
-    if trailer.size >= spec.STATS_SIZE:
-        block = spec.stats(order).parse(bytes(data[start : start + 40]) + tail)
-        present = block.present
-        values = {
-            "duration_sec": block.duration_sec,
-            "sample_rate": block.sample_rate,
-            "error_rate": block.error_rate if present.error_rate else None,
-            "missed_samples": block.missed_samples if present.missed_samples else None,
-        }
-    else:
-        block = spec.legacy_stats(order).parse(bytes(data[start : start + 16]) + tail)
-        values = {"duration_sec": block.duration_sec, "sample_rate": block.sample_rate,
-                  "error_rate": None, "missed_samples": None}
-    if not _stats_values_valid(values):
-        raise FormatError("Invalid profiling statistics values", offset=start, path="stats")
-    return values
-
-
-def _stats_values_valid(values: dict[str, float | None]) -> bool:
-    def non_negative(x: float) -> bool:
-        return math.isfinite(x) and x >= 0
-
-    return (
-        non_negative(values["duration_sec"])
-        and non_negative(values["sample_rate"])
-        and (values["error_rate"] is None or non_negative(values["error_rate"]))
-        and (values["missed_samples"] is None or math.isfinite(values["missed_samples"]))
     )
 
 
@@ -431,19 +390,21 @@ def _check_frame_count(meta: TachyonFile) -> None:
 # -- tables ----------------------------------------------------------------------------------
 
 
-def _parse_strings(meta: TachyonFile) -> list[str]:
+def _parse_strings(meta: TachyonFile) -> Strings:
     """String table; like CPython's parser it is bounded only by the end of the file."""
     start = meta.header.string_table_offset
     count = meta.footer.string_count
-    fast = fast_strings(memoryview(meta.data)[start:], count)
-    if fast is not None:
-        return fast
-    stream = io.BytesIO(memoryview(meta.data)[start:])
-    try:
-        return [s.text for s in _STRING_TABLE.parse_stream(stream, count=count)]
-    except cs.ConstructError:
-        pass  # locate the entry and say what is wrong with it
-    stream.seek(0)
+    table = memoryview(meta.data)[start:]
+    spans = string_spans(table, count)
+    if spans is not None:
+        starts, ends = spans
+        end = int(ends[-1]) if count else 0
+        return Strings(bytes(table[:end]), starts, ends)
+    # the declarations read what the scan would not (long non-canonical lengths), or say
+    # what is wrong and where
+    stream = io.BytesIO(table)
+    starts = np.empty(count, np.int64)
+    ends = np.empty(count, np.int64)
     for index in range(count):
         at = stream.tell()
         try:
@@ -453,11 +414,13 @@ def _parse_strings(meta: TachyonFile) -> list[str]:
                 "Malformed varint in string table", offset=start + at,
                 path=f"string_table -> {index} -> len",
             ) from None
-        if stream.seek(length, io.SEEK_CUR) > len(meta.data) - start:
+        starts[index] = stream.tell()
+        if stream.seek(length, io.SEEK_CUR) > len(table):
             raise FormatError(
                 "String table overflow", offset=start + at, path=f"string_table -> {index}"
             )
-    raise AssertionError("string table failed to parse but every entry is valid")
+        ends[index] = stream.tell()
+    return Strings(bytes(table[: stream.tell()]), starts, ends)
 
 
 def _parse_frames(meta: TachyonFile) -> Frames:
@@ -480,14 +443,17 @@ def _parse_frames(meta: TachyonFile) -> Frames:
     return frames_from_entries(entries)
 
 
-def fast_strings(data, count: int) -> list[str] | None:
-    """Scan: the string table (``count`` entries of :data:`spec.STRING`) without construct;
-    ``None`` if any entry is not plainly valid (the declarations then report the problem)."""
+def string_spans(data, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Scan: where the bytes of each of the first *count* entries of a string table
+    (:data:`spec.STRING`) lie in *data*, as (starts, ends) int64 arrays; ``None`` if an entry
+    is not plainly valid (its length a varint of at most 5 bytes, its bytes inside *data*):
+    the declarations then say what is wrong."""
     raw = bytes(data)
     n = len(raw)
-    out = []
+    starts = np.empty(count, np.int64)
+    ends = np.empty(count, np.int64)
     p = 0
-    for _ in range(count):
+    for i in range(count):
         length = shift = 0
         while True:
             if p >= n or shift > 28:
@@ -500,9 +466,10 @@ def fast_strings(data, count: int) -> list[str] | None:
             shift += 7
         if length > U32_MAX or p + length > n:
             return None
-        out.append(raw[p : p + length].decode("utf-8", errors="replace"))
+        starts[i] = p
         p += length
-    return out
+        ends[i] = p
+    return starts, ends
 
 
 def fast_frames(data, count: int) -> tuple[Frames, int] | None:

@@ -12,15 +12,17 @@ Pipeline:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from tachyon_format.errors import FormatError
-from tachyon_format.model import Frames, Profile, Records, Samples, Stacks, Threads
+from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads, ValueType
 from tachyon_format.schema import tachyon as spec
 
+from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, frame_strings_ok, open_file
 from .region.columns import GrowingColumns
 from .region.decoder import SampleDecoder
@@ -29,7 +31,10 @@ DEFAULT_CHUNK_SIZE = 8 << 20
 
 
 def read(
-    source: Source, *, chunk_size: int = DEFAULT_CHUNK_SIZE, threads: bool | None = None
+    source: Source | TachyonFile,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    threads: bool | None = None,
 ) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
 
@@ -38,8 +43,9 @@ def read(
     run on more than one CPU.
 
     Raises :class:`~tachyon_format.FormatError` for anything CPython's reader rejects,
-    including a sample count that differs from the header's."""
-    with open_file(source) as meta:
+    including a sample count that differs from the header's. *source* may be a file opened
+    with :func:`~.file.open_file` (it is then left open)."""
+    with _opened(source) as meta:
         decoder = _decoder(meta, threads)
         samples = GrowingColumns.samples(_sample_capacity(meta))
         records = GrowingColumns.records()
@@ -50,7 +56,10 @@ def read(
 
 
 def iter_batches(
-    source: Source, *, samples_per_batch: int = 1_000_000, threads: bool | None = None
+    source: Source | TachyonFile,
+    *,
+    samples_per_batch: int = 1_000_000,
+    threads: bool | None = None,
 ) -> Iterator[Profile]:
     """The profile as successive batches of at most ``samples_per_batch`` samples.
 
@@ -59,24 +68,45 @@ def iter_batches(
     ``threads`` and ``stacks`` are the tables seen so far: stack and thread ids stay valid
     in later batches, so results can be aggregated batch by batch. Memory is bounded by
     the batch size and the tables, not by the file. The sample-count check happens after
-    the last batch. *threads* as for :func:`read`."""
+    the last batch. When the data is malformed, the samples decoded before the bad record
+    come as a last batch, then the :class:`~tachyon_format.FormatError` is raised (as
+    CPython's ``replay()`` delivers them before it fails). *source* and *threads* as for
+    :func:`read`."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
-    with open_file(source) as meta:
+    with _opened(source) as meta:
         decoder = _decoder(meta, threads)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
         pending = GrowingColumns.samples(samples_per_batch)
         pending_records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
-            decoder.decode_into(chunk, final=final, samples=pending, records=pending_records)
-            while pending.size >= samples_per_batch or (final and pending.size):
+            try:
+                decoder.decode_into(chunk, final=final, samples=pending,
+                                    records=pending_records)
+            except FormatError:
+                if pending.size or pending_records.size:
+                    yield _profile(meta, decoder, *_take_all(pending, pending_records))
+                raise
+            while pending.size >= samples_per_batch:
                 samples, records = _take(pending, pending_records, samples_per_batch)
                 yield _profile(meta, decoder, samples, records)
+        if pending.size or pending_records.size:  # (a REPEAT record may hold no sample)
+            yield _profile(meta, decoder, *_take_all(pending, pending_records))
         _check_sample_count(meta, decoder.total_samples)
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _opened(source: Source | TachyonFile) -> Iterator[TachyonFile]:
+    """An open file for *source*: opened (and closed) here, or the caller's own."""
+    if isinstance(source, TachyonFile):
+        yield source
+        return
+    with open_file(source) as meta:
+        yield meta
 
 
 def _decoder(meta: TachyonFile, threads: bool | None) -> SampleDecoder:
@@ -125,14 +155,31 @@ def _profile(meta: TachyonFile, decoder: SampleDecoder, samples: Samples, record
     interpreter_id, thread_id = decoder.threads
     assert meta.frames is not None and meta.strings is not None
     frames: Frames = meta.frames
+    info = meta.info()
     return Profile(
-        info=meta.info(),
         strings=meta.strings,
         frames=frames,
-        threads=Threads(interpreter_id=interpreter_id, thread_id=thread_id),
         stacks=Stacks(frame=decoder.stack_frame, parent=decoder.stack_parent),
+        threads=Threads(interpreter_id=interpreter_id, thread_id=thread_id),
         samples=samples,
-        records=records,
+        meta=meta_of(info),
+        extras={EXTRAS_KEY: TachyonFacts(info=info, records=records)},
+    )
+
+
+_MODE_NAMES = {mode.value: mode.name.lower() for mode in spec.ProfilingMode}
+
+
+def meta_of(info: dict) -> Meta:
+    """The format-neutral facts of a Tachyon file: one sample stands for one sampling
+    interval of the profiler's mode (``wall``, ``cpu``, ...; ``wall`` when unknown), in
+    nanoseconds; the duration from the statistics block. The start is on CPython's monotonic
+    clock, not a wall-clock time, so ``time_ns`` stays unknown."""
+    duration = info.get("duration_sec")
+    return Meta(
+        period_type=ValueType(_MODE_NAMES.get(info.get("mode"), "wall"), "nanoseconds"),
+        period=int(info["sample_interval_us"]) * 1000,
+        duration_ns=None if duration is None else round(duration * 1e9),
     )
 
 
@@ -147,3 +194,9 @@ def _take(
     records = pending_records.take(n_records)
     pending_records.shift("first_sample", taken)
     return Samples(**samples), Records(**records)
+
+
+def _take_all(pending: GrowingColumns, pending_records: GrowingColumns) -> tuple[Samples, Records]:
+    """Every pending sample and record, those after the last sample included."""
+    return Samples(**pending.take(pending.size)), Records(**pending_records.take(
+        pending_records.size))

@@ -16,30 +16,28 @@ REPEAT entries per thread), never by the number of samples.
 
 from __future__ import annotations
 
-import math
 import operator
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.model import Profile
+from tachyon_format.model import Profile, Stacks
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import U32_MAX, U64_MAX, ByteOrder
 
 from .encoder import FrameKey, FrameTable, RegionStream, SampleEncoder, StringTable
+from .facts import EXTRAS_KEY, TachyonFacts
+from .stats import Stats
 
 NATIVE_ORDER: ByteOrder = "<" if sys.byteorder == "little" else ">"
 WRITER_PYTHON_VERSION = (3, 15, 2)
 """What CPython 3.15.2 writes in header bytes 8..10 (informational only)."""
 
 Compression = Literal["zstd", "none"] | int
-StackLookup = Callable[[int], list[int]]
-"""Frame ids of one input stack, innermost first, at most 256."""
 
 
 def compression_word(compression: Compression) -> int:
@@ -68,86 +66,6 @@ def check_capture_features(capture_features: int | None) -> int:
     if not -1 <= value <= 31:
         raise ValueError("invalid capture features")
     return value
-
-
-@dataclass(frozen=True)
-class Stats:
-    """The TACHSTAT block's values (docs/format/writer.md#set_stats); ``None`` = absent."""
-
-    duration_sec: float
-    sample_rate: float
-    error_rate: float | None = None
-    missed_samples: float | None = None
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.duration_sec) and self.duration_sec >= 0):
-            raise ValueError("duration must be a finite non-negative value")
-        if not (math.isfinite(self.sample_rate) and self.sample_rate >= 0):
-            raise ValueError("sample rate must be a finite non-negative value")
-        if self.error_rate is not None and not (
-            math.isfinite(self.error_rate) and self.error_rate >= 0
-        ):
-            raise ValueError("error rate must be a finite non-negative value")
-        if self.missed_samples is not None and not math.isfinite(self.missed_samples):
-            raise ValueError("missed samples must be a finite value")
-
-    def build(self, order: ByteOrder) -> bytes:
-        return spec.stats(order).build(
-            {
-                "duration_sec": self.duration_sec,
-                "sample_rate": self.sample_rate,
-                # (not `or 0.0`: a present -0.0 is written as given, sign bit and all)
-                "error_rate": 0.0 if self.error_rate is None else self.error_rate,
-                "missed_samples": 0.0 if self.missed_samples is None else self.missed_samples,
-                "present": {
-                    "error_rate": self.error_rate is not None,
-                    "missed_samples": self.missed_samples is not None,
-                },
-                "reserved": 0,
-                "trailer": {"version": 1, "size": spec.STATS_SIZE},
-            }
-        )
-
-
-@dataclass(frozen=True)
-class CsrStacks:
-    """Stacks as CSR: stack ``i`` is ``frame_ids[offsets[i]:offsets[i + 1]]``, innermost first."""
-
-    offsets: npt.ArrayLike
-    frame_ids: npt.ArrayLike
-
-    def materialise(self) -> StackLookup:
-        offsets = np.asarray(self.offsets, dtype=np.int64).tolist()
-        frame_ids = np.asarray(self.frame_ids, dtype=np.int64).tolist()
-
-        def frames_of(stack: int) -> list[int]:
-            start = offsets[stack]
-            return frame_ids[start : min(offsets[stack + 1], start + spec.MAX_STACK_DEPTH)]
-
-        return frames_of
-
-
-@dataclass(frozen=True)
-class PrefixTreeStacks:
-    """Stacks as a prefix tree: node ``i`` is frame ``frame[i]`` called from node
-    ``parent[i]`` (-1 = outermost), so the stack of node ``i`` is ``frame[i]`` followed by the
-    stack of ``parent[i]``. Parents may come before or after their children."""
-
-    frame: npt.ArrayLike
-    parent: npt.ArrayLike
-
-    def materialise(self) -> StackLookup:
-        frame = np.asarray(self.frame, dtype=np.int64).tolist()
-        parent = np.asarray(self.parent, dtype=np.int64).tolist()
-
-        def frames_of(node: int) -> list[int]:
-            out = []
-            while node >= 0 and len(out) < spec.MAX_STACK_DEPTH:
-                out.append(frame[node])
-                node = parent[node]
-            return out
-
-        return frames_of
 
 
 FRAME_COLUMNS = ("filename", "funcname", "lineno", "end_lineno", "column", "end_column", "opcode")
@@ -241,13 +159,14 @@ class Writer:
         status: npt.ArrayLike,
         stack: npt.ArrayLike,
         *,
-        stacks: CsrStacks | PrefixTreeStacks,
+        stacks: Stacks,
         frames: Sequence[FrameKey] | Mapping[str, Sequence],
     ) -> None:
         """Many thread-samples, in call order, as equal-length columns.
 
-        ``stack[i]`` indexes ``stacks`` (-1 = the empty stack); the stacks' frame ids index
-        ``frames``. Frames and stacks are interned on first use, so the file is the one that
+        ``stack[i]`` is a stack id of ``stacks`` (-1 = the empty stack; lists of frames become
+        a :class:`~tachyon_format.Stacks` with ``Stacks.from_csr``); the stacks' frame rows
+        index ``frames``. Frames and stacks are interned on first use, so the file is the one that
         adding the samples one by one would give.
         """
         self._check_open()
@@ -265,14 +184,14 @@ class Writer:
             ) or int(values.max()) > top:
                 raise ValueError(f"{name} must be integers in 0..{top}")
         keys = frame_keys(frames)
-        frames_of = stacks.materialise()
+        frames_of = stacks.tuples(limit=spec.MAX_STACK_DEPTH)
         interned_frames: dict[int, int] = {}
         interned_stacks: dict[int, tuple[int, ...]] = {-1: ()}
         intern = self.frames.intern
 
         def intern_input_stack(stack_id: int) -> tuple[int, ...]:
             out = []
-            for frame_id in frames_of(stack_id):
+            for frame_id in frames_of[stack_id]:
                 number = interned_frames.get(frame_id)
                 if number is None:
                     number = interned_frames[frame_id] = intern(keys[frame_id])
@@ -305,9 +224,13 @@ class Writer:
     ) -> None:
         """Record the TACHSTAT block; the last call wins."""
         self._check_open()
-        self.stats = Stats(float(duration_sec), float(sample_rate),
-                           None if error_rate is None else float(error_rate),
-                           None if missed_samples is None else float(missed_samples))
+        stats = Stats(float(duration_sec), float(sample_rate),
+                      None if error_rate is None else float(error_rate),
+                      None if missed_samples is None else float(missed_samples))
+        problem = stats.problem()
+        if problem is not None:
+            raise ValueError(problem)
+        self.stats = stats
 
     # -- finishing -----------------------------------------------------------------------
 
@@ -408,16 +331,28 @@ def write(
     *,
     compression: Compression | None = None,
 ) -> None:
-    """Write a :class:`~tachyon_format.model.Profile` as a Tachyon file.
+    """Write a :class:`~tachyon_format.Profile` as a Tachyon file.
 
-    A profile read from a file CPython wrote comes back byte for byte: the string and frame
-    tables are written as the profile holds them (duplicates included), the samples are fed
-    in file order through CPython's record choice, and a thread's pending REPEAT is flushed
-    where the profile's record table shows a REPEAT record ending (the file order differs
-    from CPython's call order only by those deferrals). Without a record table, REPEATs are
-    flushed as CPython's writer would. ``compression`` defaults to the profile's own.
-    """
-    info = profile.info
+    A profile read from a file CPython wrote comes back byte for byte: the string table (as
+    bytes) and the frame table are written as the profile holds them, duplicates included,
+    the samples are fed in file order through CPython's record choice, and a thread's pending
+    REPEAT is flushed where the profile's record table shows a REPEAT record ending (the file
+    order differs from CPython's call order only by those deferrals). Without a record table,
+    REPEATs are flushed as CPython's writer would. ``compression`` defaults to the profile's
+    own (zstd for a profile that did not come from a Tachyon file).
+
+    A Tachyon sample has a time, a thread and a status and counts once: a profile without
+    timestamps, or whose samples carry other values, is refused here
+    (``ValueError``)."""
+    samples = profile.samples
+    if samples.timestamp_us is None or samples.status is None:
+        raise ValueError("a Tachyon file needs every sample's timestamp and thread status; "
+                         "this profile has none")
+    if samples.values is not None or (samples.thread < 0).any():
+        raise ValueError("a Tachyon file holds one thread-sample per row, counted once; "
+                         "this profile has sample values or samples without a thread")
+    facts = profile.extras.get(EXTRAS_KEY)
+    info = facts.info if isinstance(facts, TachyonFacts) else _info_from_meta(profile)
     writer = Writer(
         path,
         info["sample_interval_us"],
@@ -429,16 +364,30 @@ def write(
     )
     with writer:
         _preload_tables(writer, profile)
-        _encode_samples(writer.encoder, profile)
+        records = facts.records if isinstance(facts, TachyonFacts) else None
+        _encode_samples(writer.encoder, profile, records)
         if info.get("duration_sec") is not None and info.get("sample_rate") is not None:
             writer.set_stats(info["duration_sec"], info["sample_rate"], info.get("error_rate"),
                              info.get("missed_samples"))
 
 
+def _info_from_meta(profile: Profile) -> dict:
+    """Header values for a profile that did not come from a Tachyon file: the interval from
+    the period, the clock start at the first sample, zstd, no statistics."""
+    meta = profile.meta
+    stamps = profile.samples.timestamp_us
+    unit = 1000 if meta.period_type is not None and meta.period_type.unit == "nanoseconds" else 1
+    return {
+        "sample_interval_us": max(int(meta.period) // unit, 0),
+        "start_time_us": int(stamps.min()) if stamps is not None and stamps.size else 0,
+        "compression_type": spec.Compression.ZSTD,
+    }
+
+
 def _preload_tables(writer: Writer, profile: Profile) -> None:
     """The profile's string and frame tables, entry for entry (the inverse of reading)."""
-    for text in profile.strings:
-        writer.strings.append_entry(text)
+    for data in profile.strings.raws():
+        writer.strings.append_raw(data)
     frames = profile.frames
     columns = [np.asarray(c).astype(np.int64).tolist() for c in (
         frames.filename, frames.funcname, frames.lineno, frames.end_lineno, frames.column,
@@ -447,23 +396,11 @@ def _preload_tables(writer: Writer, profile: Profile) -> None:
         writer.frames.append_entry(*row)
 
 
-def _encode_samples(encoder: SampleEncoder, profile: Profile) -> None:
+def _encode_samples(encoder: SampleEncoder, profile: Profile, records) -> None:
     samples = profile.samples
     thread_keys = list(zip(np.asarray(profile.threads.thread_id).tolist(),
                            np.asarray(profile.threads.interpreter_id).tolist(), strict=True))
-    frame_of = np.asarray(profile.stacks.frame).tolist()
-    parent_of = np.asarray(profile.stacks.parent).tolist()
-    stacks: dict[int, tuple[int, ...]] = {-1: ()}
-
-    def stack_tuple(node: int) -> tuple[int, ...]:
-        out = []
-        start = node
-        while node >= 0 and len(out) < spec.MAX_STACK_DEPTH:
-            out.append(frame_of[node])
-            node = parent_of[node]
-        stacks[start] = tuple(out)
-        return stacks[start]
-
+    stack_of = profile.stacks.tuples(limit=spec.MAX_STACK_DEPTH)
     states = [encoder.thread(tid, iid) for tid, iid in thread_keys]
     stamps = np.asarray(samples.timestamp_us).tolist()
     threads = np.asarray(samples.thread).tolist()
@@ -471,7 +408,6 @@ def _encode_samples(encoder: SampleEncoder, profile: Profile) -> None:
     stack_ids = np.asarray(samples.stack).tolist()
     # samples after which a REPEAT record ended in the source file
     repeat_ends: set[int] = set()
-    records = profile.records
     if records is not None and len(records):
         first = np.asarray(records.first_sample, dtype=np.int64)
         ends = np.append(first[1:], len(stamps))
@@ -481,10 +417,7 @@ def _encode_samples(encoder: SampleEncoder, profile: Profile) -> None:
     for index, (ts, row, status, node) in enumerate(
         zip(stamps, threads, statuses, stack_ids, strict=True)
     ):
-        stack = stacks.get(node)
-        if stack is None:
-            stack = stack_tuple(node)
         state = states[row]
-        encode(state, stack, ts, status)
+        encode(state, stack_of[node], ts, status)
         if index in repeat_ends:
             flush(state)

@@ -1,0 +1,28 @@
+"""``tachyon-format dump FILE``: every sample as JSON lines, in CPython's own decode form."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import tachyon_format
+from tachyon_format.render.canonical import write_canonical
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "dump", help="every sample in the canonical JSON-lines form (CPython's own decode)")
+    parser.add_argument("file")
+    parser.add_argument("-o", "--output", help="write here instead of standard output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = tachyon_format.read(args.file)
+    facts = tachyon_format.info(profile)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as out:
+            write_canonical(profile, facts, out)
+    else:
+        write_canonical(profile, facts, sys.stdout)
+    return 0

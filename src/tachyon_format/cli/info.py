@@ -1,0 +1,43 @@
+"""``tachyon-format info FILE``: header-level facts, as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import tachyon_format
+from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "info", help="header-level facts (for Tachyon: CPython's BinaryReader.get_info())")
+    parser.add_argument("file")
+    parser.add_argument("--json", action="store_true", help="print the facts as JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    facts = tachyon_format.info(args.file)
+    print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
+    return 0
+
+
+def format_info(facts: dict) -> str:
+    """A two-column, human-readable table of ``get_info()``."""
+    rows = []
+    for key, value in facts.items():
+        if key == "python_version":
+            value = ".".join(map(str, value))
+        elif key == "mode" and value is not None:
+            value = f"{ProfilingMode(value).name.lower()} ({value})"
+        elif key == "capture_features" and value is not None:
+            names = [f.name.lower() for f in CaptureFeature if value & f]
+            value = f"{', '.join(names) or 'none'} ({value})"
+        elif key == "compression_type":
+            value = {0: "none (0)", 1: "zstd (1)"}.get(value, f"raw ({value})")
+        elif value is None:
+            value = "-"
+        rows.append((key, str(value)))
+    width = max(len(key) for key, _ in rows)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)

@@ -1,0 +1,81 @@
+"""Lists of stacks into the nodes of one prefix tree, for every reader whose format lists stacks.
+
+A format that stores each stack as a list of frames (pprof's location ids, gperftools' program
+counters, collapsed lines, speedscope samples) becomes the model's single stack type, a prefix
+tree (node = frame + parent node), through :func:`build_prefix_tree`. Equal lists get the same
+node; lists sharing their outer frames share those nodes.
+
+Tier (c): one pass per stack *level*, each over the stacks still that deep, so the work is
+proportional to the total number of frames listed (plus one sort per level), never to
+``stacks x deepest``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .segments import unique_inverse
+
+_FRAME_BITS = 32
+"""A (parent, frame) pair is keyed as one uint64: parent + 1 above, the frame below."""
+
+
+def build_prefix_tree(
+    offsets: npt.ArrayLike,
+    frames: npt.ArrayLike,
+    *,
+    innermost_first: bool = True,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Vectorised: the prefix tree of stacks given in CSR form.
+
+    Stack ``i`` is ``frames[offsets[i]:offsets[i + 1]]``, innermost frame first (or outermost
+    first with ``innermost_first=False``); frames are non-negative ints below 2**32.
+
+    Returns ``(node_frame, node_parent, stack_node)``: node ``j`` is frame ``node_frame[j]``
+    called from node ``node_parent[j]`` (-1: an outermost frame), and ``stack_node[i]`` is the
+    node of stack ``i``'s innermost frame (-1 for an empty stack). Nodes are numbered level by
+    level from the outermost, within a level in order of the first stack that reaches them, so
+    every parent id is below its children's and the result depends on the input only.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    frames = np.asarray(frames)
+    if offsets.ndim != 1 or offsets.size == 0:
+        raise ValueError("offsets must be a 1-d array with one more entry than stacks")
+    lengths = np.diff(offsets)
+    if lengths.size and lengths.min() < 0:
+        raise ValueError("offsets must be non-decreasing")
+    if frames.size and (frames.min() < 0 or frames.max() >= 1 << _FRAME_BITS):
+        raise ValueError(f"frames must be in 0..2**{_FRAME_BITS} - 1")
+    stack_node = np.full(lengths.size, -1, dtype=np.int32)
+    node_frame: list[np.ndarray] = []
+    node_parent: list[np.ndarray] = []
+    num_nodes = 0
+    rows = np.flatnonzero(lengths > 0)  # the stacks at least `level + 1` deep, in input order
+    at = offsets[rows] + (lengths[rows] - 1 if innermost_first else 0)
+    step = -1 if innermost_first else 1
+    node = np.full(rows.size, -1, dtype=np.int64)  # each row's node at the level above
+    level = 0
+    while rows.size:
+        frame = frames[at].astype(np.uint64)
+        key = ((node + 1).astype(np.uint64) << np.uint64(_FRAME_BITS)) | frame
+        unique_keys, first, inverse = unique_inverse(key)
+        # new ids in order of first appearance, so that ids follow the input, not key values
+        id_of_group = np.empty(unique_keys.size, dtype=np.int64)
+        id_of_group[np.argsort(first, kind="stable")] = np.arange(
+            num_nodes, num_nodes + unique_keys.size)
+        by_id = np.argsort(id_of_group, kind="stable")
+        node_frame.append((unique_keys[by_id] & np.uint64((1 << _FRAME_BITS) - 1))
+                          .astype(np.int32))
+        node_parent.append(((unique_keys[by_id] >> np.uint64(_FRAME_BITS)).astype(np.int64) - 1)
+                           .astype(np.int32))
+        num_nodes += unique_keys.size
+        node = id_of_group[inverse]
+        level += 1
+        done = lengths[rows] == level
+        stack_node[rows[done]] = node[done]
+        deeper = np.flatnonzero(~done)
+        rows, node, at = rows[deeper], node[deeper], at[deeper] + step
+    if not node_frame:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), stack_node
+    return np.concatenate(node_frame), np.concatenate(node_parent), stack_node

@@ -1,0 +1,43 @@
+"""``tachyon-format info``: CPython's get_info() as JSON or as a table."""
+
+from __future__ import annotations
+
+import json
+
+from tachyon_format.cli import main
+from tests.helpers.golden import reference_text
+from tests.helpers.paths import DATA_DIR
+
+
+def test_info_json_is_cpythons_get_info(capsys):
+    path = DATA_DIR / "threads_gil_blocking.bin"
+    assert main(["info", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(reference_text(path).split("\n")[0])
+
+
+def test_info_table_names_the_mode_and_features(capsys):
+    assert main(["info", str(DATA_DIR / "threads_gil_blocking.bin")]) == 0
+    out = capsys.readouterr().out
+    assert "gil (2)" in out
+    assert "blocking" in out and "python_version      3.15.2" in out
+
+
+def test_format_errors_are_one_line_with_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"XXXX" + bytes(100))
+    assert main(["info", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert str(bad) in err and "Invalid magic number" in err and "offset 0" in err
+
+
+def test_a_file_that_is_no_profile_says_what_it_looks_like(tmp_path, capsys):
+    gz = tmp_path / "profile.pb.gz"
+    gz.write_bytes(b"\x1f\x8b\x08\x00" + bytes(60))
+    assert main(["info", str(gz)]) == 1
+    assert "gzip-compressed data" in capsys.readouterr().err
+
+
+def test_a_missing_file_is_reported(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "absent.bin")]) == 1
+    assert "No such file" in capsys.readouterr().err
