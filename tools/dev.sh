@@ -40,6 +40,24 @@ reference_env() {
     .venv-3.15/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
 }
 
+# The real tools that read or make the other formats, as test oracles: Go's pprof (reads
+# pprof and gperftools files), gperftools' libprofiler (makes real CPU profiles) and a C
+# compiler for its fixture program. Tests that need one skip, with the reason, without it.
+peer_tools() {
+    local missing=()
+    command -v go >/dev/null || missing+=(golang-go)
+    /sbin/ldconfig -p | grep -q 'libprofiler\.so ' || missing+=(google-perftools libgoogle-perftools-dev)
+    command -v gcc >/dev/null || missing+=(gcc)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "warning: not root, cannot install ${missing[*]}; tests that need them will skip" >&2
+        return 0
+    fi
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}"; } >&2 \
+        || echo "warning: could not install ${missing[*]}; tests that need them will skip" >&2
+}
+
 case "${1:-}" in
 example)
     dev_env
@@ -50,6 +68,7 @@ example)
     ;;
 test)
     dev_env
+    peer_tools
     if reference=$(bash tools/install-reference-cpython.sh); then
         export TACHYON_REFERENCE_PYTHON=$reference
     else
