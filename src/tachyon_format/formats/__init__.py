@@ -51,6 +51,8 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
                (".bin", ".tachyon"), "tachyon_format.formats.tachyon"),
+        Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
+               "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools"),
     )
 }
 """Formats by name, in the order content sniffing tries them."""
