@@ -73,6 +73,14 @@ class Variant(enum.IntEnum):
     JAVA = 1
 
 
+class KnownEnum(cs.Validator):
+    """An ``Enum`` field that must hold one of its members (``Enum`` alone lets any integer
+    through)."""
+
+    def _validate(self, obj, context, path):
+        return obj in self.subcon.encmapping or obj in self.subcon.decmapping
+
+
 _WORDS = {(4, "<"): cs.Int32ul, (4, ">"): cs.Int32ub, (8, "<"): cs.Int64ul, (8, ">"): cs.Int64ub}
 
 
@@ -92,8 +100,8 @@ def header(word_size: int, order: ByteOrder) -> cs.Construct:
             "record",
             "num_header_slots" / cs.Const(NUM_HEADER_SLOTS, w) * "spec: 'header slots after "
             "this one'; 3 (the spec allows more, pprof requires 3)",
-            "version" / cs.Enum(w, Variant) * "spec: 'format version'; 0, or 1 for the Java "
-            "variant",
+            "version" / KnownEnum(cs.Enum(w, Variant)) * "spec: 'format version'; 0, or 1 "
+            "for the Java variant",
             "period_us" / w * "spec: 'sampling period, in microseconds'; above 0 (pprof "
             "rejects 0); libprofiler writes 1000000 // CPUPROFILE_FREQUENCY",
             "padding" / cs.Const(0, w) * "0",
