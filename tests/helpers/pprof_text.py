@@ -132,7 +132,7 @@ def parse_go_profile_string(text: str) -> GoProfileText:
 
 
 def stack_totals(text: GoProfileText) -> Counter:
-    """Per stack, innermost first, of (address, mapping file, first line's function text):
+    """Per stack, innermost first, of (address, mapping file or "", first line's text):
     the summed sample values (zero totals left out, as merging drops them). Invariant under
     pprof's merging and renumbering."""
     totals: Counter = Counter()
@@ -140,7 +140,8 @@ def stack_totals(text: GoProfileText) -> Counter:
         key = []
         for ident in locations:
             address, mapping, lines = text.locations[ident]
-            file = text.mappings[mapping][3] if mapping else None
+            file = text.mappings[mapping][3] if mapping else ""  # pprof's driver adds an
+            # empty mapping for locations without one
             key.append((address, file, lines[0] if lines else ""))
         for index, value in enumerate(values):
             totals[(tuple(key), index)] += value

@@ -255,6 +255,7 @@ def assign_mappings(
         mappings[0].start, mappings[0].offset = spec.MAIN_BINARY_START, 0
     rows = np.full(addresses.size, -1, np.int32)
     todo = np.flatnonzero(addresses != 0)
+    fake: list[int] = []
     while todo.size:
         first = _first_containing(mappings, addresses[todo])
         missing = np.flatnonzero(first < 0)
@@ -263,22 +264,24 @@ def assign_mappings(
             break
         k = int(missing[0])
         rows[todo[:k]] = first[:k]
-        rows[todo[k]] = _fallback(mappings, int(addresses[todo[k]]))
+        rows[todo[k]] = _fallback(mappings, int(addresses[todo[k]]), fake)
         todo = todo[k + 1 :]
     return mappings, rows
 
 
-def _fallback(mappings: list[Mapping], address: int) -> int:
+def _fallback(mappings: list[Mapping], address: int, fake: list[int]) -> int:
     """No mapping holds *address*: stretch one down by its offset ("legacy handlers failing
-    to encode the first part of mappings split into adjacent ranges"), or add the catch-all
-    mapping (once; it then holds every later address no other mapping does)."""
+    to encode the first part of mappings split into adjacent ranges"), or use the catch-all
+    mapping, added once (its limit excludes 2**64 - 1, which only this step then takes)."""
     for j, m in enumerate(mappings):
         if m.offset and (m.start - m.offset) & U64_MASK <= address < m.start:
             m.start = (m.start - m.offset) & U64_MASK
             m.offset = 0
             return j
-    mappings.append(Mapping(*FAKE_MAPPING))
-    return len(mappings) - 1
+    if not fake:
+        mappings.append(Mapping(*FAKE_MAPPING))
+        fake.append(len(mappings) - 1)
+    return fake[0]
 
 
 _CHUNK = 1 << 16
