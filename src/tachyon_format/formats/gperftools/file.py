@@ -90,6 +90,9 @@ def read_records(data: bytes) -> Records:
                           "left): truncated, or not a profile",
                           offset=(walk.end + 1) * word_size,
                           path=f"records -> {index} -> num_pcs")
+    if walk.stop == "end" and len(data) % word_size:
+        raise FormatError(f"truncated: the file ends inside record {index}",
+                          offset=walk.end * word_size, path=f"records -> {index} -> count")
     if walk.stop == "end":
         raise FormatError(f"truncated: no trailer after record {index - 1} (the file ends "
                           "there)", offset=walk.end * word_size, path="trailer")
