@@ -8,7 +8,7 @@ reading removed. ``tachyon_format.info(profile)`` returns :attr:`GperftoolsFacts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tachyon_format.schema.gperftools import Variant
@@ -44,7 +44,6 @@ class GperftoolsFacts:
     mappings: tuple[tuple[int, int, int, bytes, bytes], ...] = ()
     dropped_frames: tuple[int, ...] = ()
     duplicate_frames: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def period_us(self) -> int:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels.segments import decode_ragged_ranges, unique_inverse
+from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.schema import gperftools as spec
 
 
@@ -67,14 +67,25 @@ def first_appearance(keys: npt.NDArray) -> tuple[npt.NDArray, npt.NDArray[np.int
 def first_appearance_with_index(
     keys: npt.NDArray,
 ) -> tuple[npt.NDArray, npt.NDArray[np.intp], npt.NDArray[np.int64]]:
-    """:func:`first_appearance`, and where each distinct key first appears."""
+    """:func:`first_appearance`, and where each distinct key first appears. One unstable
+    sort (the first position of each key is a minimum over its group, so stability is not
+    needed)."""
     if not keys.size:
         return keys[:0], np.zeros(0, np.intp), np.zeros(0, np.int64)
-    distinct, first, inverse = unique_inverse(keys)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(order.size, np.int64)
-    rank[order] = np.arange(order.size)
-    return distinct[order], first[order], rank[inverse]
+    order = np.argsort(keys)
+    ordered = keys[order]
+    head = np.empty(keys.size, bool)
+    head[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    first = np.minimum.reduceat(order, starts)
+    group = np.cumsum(head) - 1
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty(starts.size, np.int64)
+    rank[by_first] = np.arange(starts.size)
+    rows = np.empty(keys.size, np.int64)
+    rows[order] = rank[group]
+    return ordered[starts][by_first], first[by_first], rows
 
 
 def cpp_samples(offsets: npt.NDArray[np.int64], pcs: npt.NDArray[np.uint64], *,
@@ -88,7 +99,7 @@ def cpp_samples(offsets: npt.NDArray[np.int64], pcs: npt.NDArray[np.uint64], *,
         dropped = tuple(int(a) for a in addresses[dropped_rows])
     kept = _without_cuts(offsets, locations, cut)
     kept_offsets = offsets - np.concatenate([[0], np.cumsum(cut)])
-    rows_left, renumbered = first_appearance(kept)
+    rows_left, renumbered = _renumber(kept, addresses.size)
     addresses_left = addresses[rows_left]
     final = addresses_left[renumbered]
     lengths = np.diff(kept_offsets)
@@ -100,6 +111,18 @@ def cpp_samples(offsets: npt.NDArray[np.int64], pcs: npt.NDArray[np.uint64], *,
     locations_out = _without_cuts(kept_offsets, renumbered, cut2)
     offsets_out = kept_offsets - np.concatenate([[0], np.cumsum(cut2)])
     return Located(addresses_left, offsets_out, locations_out, dropped, int(duplicate.size))
+
+
+def _renumber(rows: npt.NDArray[np.int64], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`first_appearance` for rows below *n*, without a sort: the rows left in order
+    of first appearance, and each one's new number."""
+    first = np.full(n, rows.size, np.int64)
+    np.minimum.at(first, rows, np.arange(rows.size))
+    present = np.flatnonzero(first < rows.size)
+    order = present[np.argsort(first[present], kind="stable")]
+    new = np.full(n, -1, np.int64)
+    new[order] = np.arange(order.size)
+    return order, new[rows]
 
 
 def signal_frame_cuts(offsets: npt.NDArray[np.int64], locations: npt.NDArray[np.int64],
