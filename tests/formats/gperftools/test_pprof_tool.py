@@ -17,7 +17,7 @@ import pytest
 import tachyon_format
 from tachyon_format.formats.gperftools.reader import parse
 from tachyon_format.formats.gperftools.writer import build
-from tests.helpers.libprofiler import COMMITTED_PROFILES
+from tests.helpers.libprofiler import COMMITTED_PROFILES, PPROF_PROFILES
 from tests.helpers.paths import DATA_DIR
 from tests.helpers.pprof_text import go_profile_string, parse_go_profile_string, stack_totals
 
@@ -38,19 +38,19 @@ def without_mappings(totals: Counter) -> Counter:
     return out
 
 
-def test_pprof_raw_reads_every_file_as_we_do(pprof_testdata, go_oracle):
-    paths = sorted(pprof_testdata.rglob("*.cpu")) + COMMITTED_PROFILES
+def test_pprof_raw_reads_every_file_as_we_do(go_oracle):
+    paths = PPROF_PROFILES + COMMITTED_PROFILES
     for path in paths:
         ours = our_totals(tachyon_format.read(path), go_oracle)
         assert raw_totals(go_oracle, path) == ours, path.name
         assert len(ours) >= 6
 
 
-def test_pprof_raw_reads_what_we_wrote(pprof_testdata, go_oracle, tmp_path):
+def test_pprof_raw_reads_what_we_wrote(go_oracle, tmp_path):
     """Real profiles rewritten (map text from the mappings, other layouts) and an address
     profile whose callers pprof would cut without the guard."""
     written = []
-    for path in sorted(pprof_testdata.rglob("*.cpu")) + COMMITTED_PROFILES:
+    for path in PPROF_PROFILES + COMMITTED_PROFILES:
         profile = tachyon_format.read(path)
         expected = our_totals(profile, go_oracle)
         profile.extras.clear()

@@ -21,7 +21,7 @@ import tachyon_format
 from tachyon_format.formats.gperftools.facts import GperftoolsFacts
 from tachyon_format.formats.gperftools.reader import parse
 from tachyon_format.schema import gperftools as G
-from tests.helpers.libprofiler import COMMITTED, COMMITTED_PROFILES, golden
+from tests.helpers.libprofiler import COMMITTED, COMMITTED_PROFILES, PPROF_PROFILES, golden
 from tests.helpers.pprof_text import go_profile_string
 
 GOLDEN_NAMES = ["cppbench.cpu", "gobench.cpu", "go.crc32.cpu", "java.cpu"]
@@ -76,12 +76,12 @@ def test_full_paths_twin_reads_as_its_golden(pprof_testdata):
     assert "/usr/grte/v3/lib64/libc-2.15.so" in ours
 
 
-def test_go_reads_every_file_as_we_do(pprof_testdata, go_oracle):
+def test_go_reads_every_file_as_we_do(go_oracle):
     """Go's own ``profile.Parse`` on pprof's files, their re-encodings and libprofiler's."""
-    paths = sorted(pprof_testdata.rglob("*.cpu")) + COMMITTED_PROFILES
+    paths = PPROF_PROFILES + COMMITTED_PROFILES
     out = go_oracle.workdir / "layouts"
     out.mkdir(exist_ok=True)
-    for path in sorted(pprof_testdata.rglob("*.cpu")):
+    for path in PPROF_PROFILES + COMMITTED_PROFILES:
         for size, order in LAYOUTS:
             try:
                 data = recode(path.read_bytes(), (size, order))

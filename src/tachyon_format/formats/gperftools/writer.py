@@ -92,7 +92,9 @@ def build(
     period = _period_us(profile, period_us)
     counts = _counts(profile, period)
     offsets, frames = profile.stacks.to_csr(profile.samples.stack)
-    if profile.samples.values is None if aggregate is None else aggregate:
+    if aggregate is None:
+        aggregate = profile.samples.values is None
+    if aggregate:
         counts, offsets, frames = _aggregate(profile.samples.stack, counts, offsets, frames)
     chosen = _variant(profile, frames) if variant == "auto" else variant
     if chosen == "cpp":
