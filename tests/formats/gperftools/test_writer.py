@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import io
+import struct
 from collections import Counter
 
 import numpy as np
@@ -101,11 +102,10 @@ def test_files_pprof_left_unchanged_come_back_byte_for_byte():
     for path in REAL_FILES:
         profile = tachyon_format.read(path)
         facts = profile.extras["gperftools"]
-        if facts.layout.variant == G.Variant.CPP and not facts.dropped_frames \
-                and not facts.duplicate_frames:
+        if not facts.dropped_frames and not facts.duplicate_frames:
             assert build(profile) == path.read_bytes(), path.name
             unchanged += 1
-    assert unchanged >= 1 + (len(PPROF_PROFILES) > 0)  # libprofiler_mixed, gobench.cpu
+    assert unchanged >= 1 + 2 * (len(PPROF_PROFILES) > 0)  # libprofiler_mixed, gobench, java
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -211,6 +211,19 @@ def test_a_python_profile_becomes_the_java_variant():
     assert (frames.address == 0).all() and (frames.mapping == -1).all()
 
 
+def test_a_java_file_keeps_its_pcs_and_rewrites_changed_names(pprof_testdata):
+    profile = tachyon_format.read(pprof_testdata / "profile" / "testdata" / "java.cpu")
+    original = (pprof_testdata / "profile" / "testdata" / "java.cpu").read_bytes()
+    assert build(profile) == original
+    renamed = Strings.from_raw([b"Renamed" if raw == b"GC" else raw
+                                for raw in profile.strings.raws()])
+    profile.strings = renamed
+    data = build(profile)
+    assert data[: original.index(b"\n")] == original[: original.index(b"\n")]  # same pcs
+    assert b"0x3 Renamed\n" in data
+    assert go_profile_string(parse(data)) == go_profile_string(profile)
+
+
 def test_java_names_that_would_not_read_back():
     profile = address_profile([[1, 2, 3]], [1], names={1: "a\nb", 2: "", 3: " c "})
     profile.frames.address[:] = 0
@@ -261,6 +274,13 @@ def test_refusals():
     python = tachyon_format.read(PYTHON_PROFILE)
     with pytest.raises(ValueError, match="addresses"):
         build(python, variant="cpp")
+
+
+@pytest.mark.parametrize("variant", [0, 1])
+def test_profiles_without_samples_come_back_byte_for_byte(variant):
+    text = b"" if variant else b"00400000-00500000 r-xp 00000000 00:00 0 /bin/app\n"
+    data = struct.pack("<8Q", 0, 3, variant, 100, 0, 0, 1, 0) + text
+    assert build(parse(data)) == data
 
 
 def test_a_sample_that_would_read_as_the_trailer_is_left_out():

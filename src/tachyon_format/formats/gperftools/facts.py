@@ -35,7 +35,8 @@ class GperftoolsFacts:
     ``dropped_frames``: addresses of the "signal frames" removed as pprof removes them (the
     second pc shared by nearly every record, up to two rounds); ``duplicate_frames``: how
     many samples lost a caller equal to their leaf address - 1 (pprof's
-    ``cleanupDuplicateLocations``)."""
+    ``cleanupDuplicateLocations``); ``java_pcs``: for the Java variant, each frame row's pc
+    as the file has it (pprof sets the addresses to 0), so a writer can keep them."""
 
     layout: Layout
     header: tuple[int, ...]
@@ -44,6 +45,7 @@ class GperftoolsFacts:
     mappings: tuple[tuple[int, int, int, bytes, bytes], ...] = ()
     dropped_frames: tuple[int, ...] = ()
     duplicate_frames: int = 0
+    java_pcs: tuple[int, ...] | None = None
 
     @property
     def period_us(self) -> int:

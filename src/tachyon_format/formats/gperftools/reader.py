@@ -99,6 +99,7 @@ def _java_profile(records: Records) -> Profile:
                 lineno[row] = symbol.line
     located = Located(np.zeros(n, np.uint64), records.offsets, locations)
     facts = _facts(records, mappings, located)
+    facts.java_pcs = tuple(addresses.tolist())
     return _profile(records, located, strings, mapping_rows, mappings, facts,
                     names=(filename, funcname, lineno))
 

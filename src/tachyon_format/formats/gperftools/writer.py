@@ -8,9 +8,9 @@ Two variants, chosen per profile (``variant="auto"``):
   memory map as /proc/self/maps lines (the file's own text, unchanged, when the profile's
   mappings are still the ones it gave).
 * **Java** (the variant pprof reads with names), for profiles without addresses, such as
-  Python profiles: frame row ``i`` gets the synthetic pc ``i + 1``, and the text after the
-  trailer names it ``0x<pc> function (file:line)``, so pprof shows functions, files and
-  lines.
+  Python profiles: frame row ``i`` gets the synthetic pc ``i + 1`` (a profile read from a
+  Java-variant file keeps its own), and the text after the trailer names it
+  ``0x<pc> function (file:line)``, so pprof shows functions, files and lines.
 
 Why these choices keep pprof's reading equal to the profile (return addresses, the
 signal-frame guard, the map text): docs/formats/gperftools.md.
@@ -31,7 +31,7 @@ from tachyon_format.schema import gperftools as spec
 from tachyon_format.schema.primitives import ByteOrder
 
 from .facts import EXTRAS_KEY, GperftoolsFacts
-from .java import symbol_line
+from .java import parse_symbols, symbol_line
 from .maps import FAKE_MAPPING
 from .stacks import (
     adjust_return_addresses,
@@ -96,13 +96,13 @@ def build(
         aggregate = profile.samples.values is None
     if aggregate:
         counts, offsets, frames = _aggregate(profile.samples.stack, counts, offsets, frames)
-    chosen = _variant(profile, frames) if variant == "auto" else variant
+    chosen = _variant(profile, frames, facts) if variant == "auto" else variant
     if chosen == "cpp":
         counts, offsets, pcs = _cpp_records(profile, counts, offsets, frames, guard_frames)
         text, version = _map_text(profile, facts), spec.Variant.CPP
     elif chosen == "java":
-        pcs = frames.astype(np.uint64) + np.uint64(1)
-        text, version = b"".join(_java_lines(profile, np.unique(frames))), spec.Variant.JAVA
+        pcs, text = _java_records(profile, frames, facts)
+        version = spec.Variant.JAVA
     else:
         raise ValueError(f"variant must be 'auto', 'cpp' or 'java', not {variant!r}")
     for what, values in (("period", [period]), ("count", counts), ("pc", pcs)):
@@ -166,11 +166,13 @@ def _aggregate(stack_ids, counts, offsets, frames):
     return total, new_offsets, frames[decode_ragged_ranges(offsets[first], lengths)]
 
 
-def _variant(profile: Profile, frames: np.ndarray) -> str:
+def _variant(profile: Profile, frames: np.ndarray, facts: GperftoolsFacts | None) -> str:
+    """``cpp`` when a sampled frame has an address; for a profile without samples, the
+    variant it was read as (else ``cpp``)."""
     address = profile.frames.address
-    if address is None:
-        return "java"
-    return "cpp" if not frames.size or address[frames].any() else "java"
+    if not frames.size:
+        return "java" if facts and facts.layout.variant == spec.Variant.JAVA else "cpp"
+    return "cpp" if address is not None and address[frames].any() else "java"
 
 
 # --- the C++ variant ----------------------------------------------------------------------------
@@ -242,14 +244,33 @@ def _map_text(profile: Profile, facts: GperftoolsFacts | None) -> bytes:
 # --- the Java variant ---------------------------------------------------------------------------
 
 
-def _java_lines(profile: Profile, rows: np.ndarray):
+def _java_records(profile: Profile, frames: np.ndarray, facts: GperftoolsFacts | None):
+    """The pcs and the symbol lines: frame row ``i`` is pc ``i + 1``, unless the profile was
+    read from a Java-variant file and has its frame table still, whose own pcs are kept
+    (and its text too, when it still names every frame as the profile does)."""
+    own = facts.java_pcs if facts is not None else None
+    if own is None or len(own) != len(profile.frames):
+        pc_of_row = np.arange(1, len(profile.frames) + 1, dtype=np.uint64)
+        return pc_of_row[frames], b"".join(_java_lines(profile, np.unique(frames), pc_of_row))
+    pc_of_row = np.array(own, np.uint64)
+    lines = list(_java_lines(profile, np.unique(frames), pc_of_row))
+    if _names_of(facts.text, own) == _names_of(b"".join(lines), own):
+        return pc_of_row[frames], facts.text
+    return pc_of_row[frames], b"".join(lines)
+
+
+def _names_of(text: bytes, pcs) -> dict:
+    return {pc: (s.function, s.file, s.line) for pc, s in parse_symbols(text, 0, set(pcs)).items()}
+
+
+def _java_lines(profile: Profile, rows: np.ndarray, pc_of_row: np.ndarray):
     frames, raw = profile.frames, profile.strings.raw
     for row in rows.tolist():
         function = _one_line(raw(int(frames.funcname[row]))).strip()
         if not function:
             continue  # pprof would take "(file:line)" for the name: leave it unnamed
         file = _one_line(raw(int(frames.filename[row]))).strip()
-        yield symbol_line(row + 1, function, file, int(frames.lineno[row]))
+        yield symbol_line(int(pc_of_row[row]), function, file, int(frames.lineno[row]))
 
 
 def _one_line(text: bytes) -> bytes:
