@@ -135,7 +135,7 @@ def _profile(
     filename, funcname, lineno = names
     unknown = np.full(n, -1, np.int32)
     frames = Frames(filename=filename, funcname=funcname, lineno=lineno,
-                    end_lineno=np.where(lineno >= 0, lineno, -1).astype(np.int32),
+                    end_lineno=lineno.copy(),
                     column=unknown, end_column=unknown.copy(), opcode=np.full(n, -1, np.int16),
                     address=located.addresses.astype(np.uint64), mapping=mapping_rows)
     table = Mappings(
