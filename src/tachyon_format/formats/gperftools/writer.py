@@ -27,18 +27,14 @@ import numpy.typing as npt
 from tachyon_format.kernels.counted_records import encode_counted_records
 from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.model import Profile
+from tachyon_format.model.aggregate import group_count
 from tachyon_format.schema import gperftools as spec
 from tachyon_format.schema.primitives import ByteOrder
 
 from .facts import EXTRAS_KEY, GperftoolsFacts
 from .java import parse_symbols, symbol_line
 from .maps import FAKE_MAPPING
-from .stacks import (
-    adjust_return_addresses,
-    first_appearance,
-    first_appearance_with_index,
-    signal_frame_cuts,
-)
+from .stacks import adjust_return_addresses, first_appearance, signal_frame_cuts
 
 VariantName = Literal["auto", "cpp", "java"]
 GUARD_PCS = (0x1, 0x2)
@@ -77,8 +73,8 @@ def build(
     own when it was read from a gperftools file, else 8 and ``"<"`` (x86-64). *variant*:
     ``"cpp"`` needs frame addresses, ``"java"`` writes names instead, ``"auto"`` picks
     ``"cpp"`` when a sampled frame has a non-zero address. *period_us*: by default from
-    ``profile.meta`` (period and unit). *aggregate*: one record per distinct stack, counts
-    summed, instead of one per sample row; by default only when the rows are single
+    ``profile.meta`` (period and unit). *aggregate*: one record per distinct stack (in stack id
+    order), counts summed, instead of one per sample row; by default only when the rows are single
     samples without values (Tachyon's), as libprofiler's own table aggregates them.
     *guard_frames* (C++ only): ``"auto"`` adds :data:`GUARD_PCS` after every leaf only when
     pprof would otherwise cut a real caller as a signal frame; ``True``/``False``: always,
@@ -91,11 +87,13 @@ def build(
     limit = (1 << (8 * word_size)) - 1
     period = _period_us(profile, period_us)
     counts = _counts(profile, period)
-    offsets, frames = profile.stacks.to_csr(profile.samples.stack)
+    stacks = profile.samples.stack
     if aggregate is None:
         aggregate = profile.samples.values is None
     if aggregate:
-        counts, offsets, frames = _aggregate(profile.samples.stack, counts, offsets, frames)
+        distinct, counts = group_count({"stack": stacks}, counts)
+        stacks = distinct["stack"]
+    offsets, frames = profile.stacks.to_csr(stacks)
     chosen = _variant(profile, frames, facts) if variant == "auto" else variant
     if chosen == "cpp":
         counts, offsets, pcs = _cpp_records(profile, counts, offsets, frames, guard_frames)
@@ -154,16 +152,6 @@ def _counts(profile: Profile, period_us: int) -> npt.NDArray[np.int64]:
     if counts.size and counts.min() < 0:
         raise ValueError("negative sample counts (a difference profile?) cannot be written")
     return counts
-
-
-def _aggregate(stack_ids, counts, offsets, frames):
-    """One record per distinct stack id, in order of first appearance, counts summed."""
-    distinct, first, row = first_appearance_with_index(np.asarray(stack_ids, np.int64))
-    total = np.zeros(distinct.size, np.int64)
-    np.add.at(total, row, counts)
-    lengths = np.diff(offsets)[first]
-    new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return total, new_offsets, frames[decode_ragged_ranges(offsets[first], lengths)]
 
 
 def _variant(profile: Profile, frames: np.ndarray, facts: GperftoolsFacts | None) -> str:
