@@ -108,7 +108,7 @@ def test_big_endian_prefixes(region):
     compare(region, **args(order=">"))
 
 
-@FEWER
+@SETTINGS
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 6)),
                 max_size=30), st.integers(0, 4), st.booleans())
 def test_suffixes_without_new_frames(steps, cut, threads):

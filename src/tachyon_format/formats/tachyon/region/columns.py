@@ -24,7 +24,7 @@ SAMPLE_COLUMNS = {
 RECORD_COLUMNS = {"offset": np.int64, "encoding": np.uint8, "first_sample": np.int64}
 
 
-@dataclass
+@dataclass(eq=False)  # (numpy arrays: no field-wise ==)
 class SampleBatch:
     """Equal-length sample columns in replay() order, plus the record table of the batch."""
 

@@ -27,7 +27,6 @@ sequential reader).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -48,8 +47,7 @@ MAX_DEPTH = spec.MAX_STACK_DEPTH
 __all__ = ["Found", "KnownThreads", "discover"]
 
 
-@dataclass(frozen=True)
-class KnownThreads:
+class KnownThreads(NamedTuple):
     """What discovery may know of the threads (a snapshot: it may run in a helper thread)."""
 
     interpreter_ids: list[int]  # every one seen so far

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +27,7 @@ SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries (8 bytes e
 __all__ = ["RecordBatch", "RecordCounts", "RegionFacts", "sample_blocks"]
 
 
-@dataclass(frozen=True)
-class RegionFacts:
+class RegionFacts(NamedTuple):
     """What the header and the tables tell the decoder of the sample region."""
 
     order: Literal["<", ">"]  # byte order of the record prefixes' ids
@@ -59,7 +58,7 @@ class RegionFacts:
         return "little" if self.order == "<" else "big"
 
 
-@dataclass
+@dataclass(eq=False)  # (numpy arrays: no field-wise ==)
 class RecordBatch:
     """Consecutive records of the region, in order, with their syntax checked.
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal, NamedTuple, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -45,8 +44,7 @@ class Incomplete(Exception):
     """The record runs past the end of the data, and more data may follow."""
 
 
-@dataclass
-class Record:
+class Record(NamedTuple):
     """One record, as read by :func:`scan_record`."""
 
     offset: int  # region offset of its first byte
@@ -189,8 +187,7 @@ def _uleb128(data, p: int, end: int, final: bool, u32: bool) -> tuple[int | None
 
 
 # ---------------------------------------------------------------------- the whole region
-@dataclass
-class DecodedRegion:
+class DecodedRegion(NamedTuple):
     """What the region decodes to: :class:`SampleDecoder <.decoder.SampleDecoder>`'s
     results, under the same names."""
 

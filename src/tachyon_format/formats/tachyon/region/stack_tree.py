@@ -56,7 +56,7 @@ _COMPARE_BLOCK = 1 << 20  # frames compared per block (bounded temporaries)
 __all__ = ["StackTree"]
 
 
-@dataclass
+@dataclass(eq=False)
 class _Events:
     """A batch's pushed frames in canonical order (records in order, outermost first)."""
 
@@ -86,7 +86,7 @@ class _Events:
         return cls(npush, start, end, first_level, np.flatnonzero(npush), record, frame, level)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Bases:
     """Per record: what its pushed frames (or, if it pushes none, its stack) rest on."""
 
