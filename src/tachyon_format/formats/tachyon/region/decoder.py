@@ -22,7 +22,7 @@ chunk waits for the next one.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
 from typing import Literal
 
 import numpy as np
@@ -155,23 +155,22 @@ class SampleDecoder:
         n = buf.size
         pos = 0
         window = self._window
-        ahead: tuple[int, int, Future[Found]] | None = None  # a discovery under way
+        ahead: _Ahead | None = None  # a discovery under way
         while pos < n:
             stop = min(n, pos + window)
-            if ahead is not None and ahead[:2] == (pos, stop):
-                batch, cut, why = ahead[2].result()
+            if ahead is not None and (ahead.start, ahead.stop) == (pos, stop):
+                batch, cut, why = ahead.result()
             else:
                 batch, cut, why = discover(buf, pos, stop, base=base, at_end=stop == n,
                                            known=self._known(), order=self.order)
             ahead = None
             if batch is not None:
                 window = self._window = WINDOW  # (the first, smaller one learns the threads)
-                helper = helper_thread() if self.discover_ahead and len(self._threads) else None
-                if helper is not None and why == "window" and pos < cut < n:
+                if (self.discover_ahead and len(self._threads) and why == "window"
+                        and pos < cut < n):
                     nxt = min(n, cut + window)
-                    ahead = (cut, nxt, helper.submit(discover, buf, cut, nxt, base=base,
-                                                     at_end=nxt == n, known=self._known(),
-                                                     order=self.order))
+                    ahead = _Ahead(buf, cut, nxt, base=base, at_end=nxt == n,
+                                   known=self._known(), order=self.order)
                 self._committer.commit(batch, samples, records)
                 if cut - pos > LONG_STRETCH:
                     self._scalar_run = 1
@@ -250,18 +249,32 @@ def _as_batch(scanned: list[Record]) -> RecordBatch:
 
 
 # ---------------------------------------------------------------------- helpers
-_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id
+class _Ahead:
+    """:func:`.discover.discover` of the window ``buf[start:stop]``, in a helper thread of
+    its own: starting one per window costs some 0.1 ms against tens of ms of work, where a
+    pool (``concurrent.futures``, which imports ``logging``) costs 6 to 25 ms to import in
+    a fresh process, and care across ``fork``."""
 
+    def __init__(self, buf: npt.NDArray[np.uint8], start: int, stop: int, **kwargs) -> None:
+        self.start, self.stop = start, stop
+        self._found: Found | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(buf, start, stop, kwargs),
+                                        name="tachyon-format", daemon=True)
+        self._thread.start()
 
-def helper_thread() -> ThreadPoolExecutor:
-    """The process's helper thread, started on first use (again in a forked child, which
-    inherits the executor but not its thread)."""
-    pid = os.getpid()
-    helper = _HELPER.get(pid)
-    if helper is None:
-        _HELPER.clear()
-        helper = _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="tachyon-format")
-    return helper
+    def _run(self, buf, start, stop, kwargs) -> None:
+        try:
+            self._found = discover(buf, start, stop, **kwargs)
+        except BaseException as exc:  # (handed to the caller by result())
+            self._error = exc
+
+    def result(self) -> Found:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._found is not None
+        return self._found
 
 
 def _spare_cpu() -> bool:
