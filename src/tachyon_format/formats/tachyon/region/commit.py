@@ -105,7 +105,10 @@ class Committer:
         self.records += batch.size
 
     # ------------------------------------------------------------------ 2. and 3.
-    def _depths(self, batch: RecordBatch, thr, order, errors: list):
+    def _depths(
+        self, batch: RecordBatch, thr: npt.NDArray[np.int32], order: npt.NDArray[np.intp],
+        errors: list[tuple[int, int, str]],
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Vectorised: the depth of each record's thread before and after it (int64), the
         levels it keeps below its listed frames, and the shared-count and final-depth
         errors."""
@@ -134,7 +137,7 @@ class Committer:
                            f"Final stack depth {final[i]} exceeds capacity {MAX_DEPTH}"))
         return before, after, keep
 
-    def _check_frames(self, batch: RecordBatch, errors: list) -> None:
+    def _check_frames(self, batch: RecordBatch, errors: list[tuple[int, int, str]]) -> None:
         """Vectorised: CPython's frame and string index checks of the listed frames (the
         frames a record keeps passed them when they were listed)."""
         f = batch.frames
@@ -165,7 +168,9 @@ class Committer:
         arg = batch.arg[maybe]
         return maybe[(arg > 0) & (arg < before[maybe])].tolist()
 
-    def _commit_pieces(self, batch, innermost: list[int], thr, samples, records) -> None:
+    def _commit_pieces(self, batch: RecordBatch, innermost: list[int],
+                       thr: npt.NDArray[np.int32], samples: GrowingColumns,
+                       records: GrowingColumns) -> None:
         """Commit the batch in pieces cut before each record of *innermost*, each such record
         listing its new stack in full instead: the innermost ``shared`` frames of its
         thread's stack, once the pieces before it are committed."""
@@ -187,9 +192,12 @@ class Committer:
             self.commit(piece, samples, records)
 
     # ------------------------------------------------------------------ 5. and 6.
-    def _write(self, batch: RecordBatch, thr, order, last, stack, samples: GrowingColumns,
+    def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
+               order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
+               stack: npt.NDArray[np.int32], samples: GrowingColumns,
                records: GrowingColumns) -> None:
-        """Vectorised: the batch's rows appended to the columns."""
+        """Vectorised: the batch's rows appended to the columns (*stack*: the node of each
+        record's stack; *last*: each thread's last record)."""
         rows = records.append(batch.size)
         rows["offset"][...] = batch.offset
         rows["encoding"][...] = batch.encoding
@@ -204,7 +212,9 @@ class Committer:
             out["thread"][sa:sb] = np.repeat(thr[ra:rb], batch.nsamp[ra:rb])
             out["stack"][sa:sb] = np.repeat(stack[ra:rb], batch.nsamp[ra:rb])
 
-    def _timestamps(self, batch: RecordBatch, thr, order, last, first, out) -> None:
+    def _timestamps(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
+                    order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
+                    first: npt.NDArray[np.int64], out: npt.NDArray[np.uint64]) -> None:
         """Vectorised: the clock of every sample (uint64, mod 2**64) into *out*, and each
         thread's clock after the batch.
 

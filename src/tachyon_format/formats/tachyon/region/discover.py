@@ -37,7 +37,7 @@ from tachyon_format.kernels.fixed import decode_fixed_at
 from tachyon_format.kernels.varint import U32_MAX
 from tachyon_format.schema import tachyon as spec
 
-from .records import FULL, REPEAT, SUFFIX, RecordBatch, sample_blocks
+from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordBatch, sample_blocks
 
 PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
 INTERPRETER_AT = 8  # byte offsets in the prefix: thread_id u64, interpreter_id u32, encoding
@@ -195,10 +195,10 @@ def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
     hit = None
     for iid in ids:
         same = w[INTERPRETER_AT:INTERPRETER_AT + m] == iid[0]
-        for j in range(1, 4):
+        for j in range(1, 4):  # (its other three bytes)
             same &= w[INTERPRETER_AT + j:INTERPRETER_AT + j + m] == iid[j]
         hit = same if hit is None else hit | same
-    hit &= w[ENCODING_AT:] <= 3
+    hit &= w[ENCODING_AT:] <= POP_PUSH
     hit[:-1] &= (w[ENCODING_AT:-1] != REPEAT) | (w[ENCODING_AT + 1:] != 0)
     return np.flatnonzero(hit)
 

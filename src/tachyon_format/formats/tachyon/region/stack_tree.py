@@ -97,7 +97,11 @@ class _Bases:
 
 class StackTree:
     """Growing prefix tree of stacks: node ``i`` is the stack ``frame[i]`` (innermost) over
-    the stack of node ``parent[i]`` (-1: the empty stack)."""
+    the stack of node ``parent[i]`` (-1: the empty stack).
+
+    Array arguments of the methods, unless said otherwise: per record, counts and levels
+    (*npush*, *keep*, *src*) are int64 and thread rows (*thr*) int32; frame indices are
+    int64 (int32 ones gather slower), node ids int32, path hashes uint64."""
 
     def __init__(self) -> None:
         self._node_frame = np.zeros(1024, np.int32)
