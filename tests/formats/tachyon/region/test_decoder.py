@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon.region import decoder, records
+from tachyon_format.formats.tachyon.region.columns import GrowingColumns
+from tachyon_format.formats.tachyon.region.commit import Committer
 from tachyon_format.formats.tachyon.region.decoder import decode_samples, stack_frames
+from tachyon_format.formats.tachyon.region.discover import KnownThreads, discover
+from tachyon_format.formats.tachyon.region.records import RecordBatch, RegionFacts
+from tachyon_format.formats.tachyon.region.stack_tree import StackTree
+from tachyon_format.formats.tachyon.region.threads import ThreadTable
 from tachyon_format.kernels import terminators
 from tests.formats.tachyon.test_writer import replay_with_cpython, workloads, write_with_cpython
 from tests.helpers.models import U64
@@ -126,6 +132,32 @@ def test_suffixes_without_new_frames(steps, cut, threads):
             region += prefix(tid, 0, 2) + b"\x01\x00" + uleb(b % 4) + b"\x00"
     with mock.patch.object(decoder, "WINDOW", 20 + 17 * cut):
         compare(region, threads=threads, **args(frame_count=10))
+
+
+def test_suffixes_keeping_innermost_frames_go_through_the_sequential_reader():
+    """Discovery stops before such a SUFFIX, and a batch must not hold one unlisted: the
+    tree builds stacks level by level from the outermost."""
+    region = (prefix(1, 0, 1) + b"\x01\x00\x04\x00\x01\x02\x03"
+              + prefix(1, 0, 2) + b"\x01\x00\x02\x00")  # SUFFIX shared 2, none new
+    found = discover(np.frombuffer(region, np.uint8), 0, len(region), base=0, at_end=True,
+                     known=KnownThreads([0], None), order="<")
+    assert (found.batch.size, found.cut, found.reason) == (1, 20, "scalar")
+    facts = RegionFacts.of(order="<", start_time_us=0, thread_count=1, frame_count=10)
+    committer = Committer(facts, ThreadTable(1, 0), StackTree())
+    batch = RecordBatch(
+        offset=np.array([0, 20]), encoding=np.array([1, 2], np.uint8),
+        thread_id=np.array([1, 1], np.uint64), interpreter_id=np.zeros(2, np.uint32),
+        nsamp=np.array([1, 1]), arg=np.array([0, 2]), npush=np.array([4, 0]),
+        delta=np.ones(2, np.uint64), status=np.zeros(2, np.uint8), frames=np.arange(4))
+    with pytest.raises(ValueError):
+        committer.commit(batch, GrowingColumns.samples(), GrowingColumns.records())
+
+
+def test_many_suffixes_keeping_innermost_frames():
+    unit = (prefix(1, 0, 1) + b"\x01\x00\x04\x00\x01\x02\x03"
+            + prefix(1, 0, 2) + b"\x01\x00\x02\x00" + prefix(1, 0, 0) + b"\x01\x01\x00")
+    out = compare(unit * 500, **args(frame_count=10))
+    assert out.stack_frame.size == 6  # [0..3] and [0, 1] apart
 
 
 # ---------------------------------------------------------------------- worked cases

@@ -15,10 +15,12 @@ committed first). The checks here are those that need the threads' state
    record keeps and the shared-count and final-depth checks.
 3. *Frame checks*: listed frame indices below the frame count, with valid strings.
 4. *Stacks*: the prefix-tree node of each record's new stack (:mod:`.stack_tree`), then each
-   REPEAT's stack carried from the latest earlier record of its thread. (A SUFFIX with no
-   new frame and fewer shared frames than the depth keeps the *innermost* ones:
-   docs/format/records.md#suffix. CPython's writer never writes one; the batch is then
-   committed in pieces, each such record listing its whole new stack.)
+   REPEAT's stack carried from the latest earlier record of its thread.
+
+A batch must not hold a SUFFIX with no new frame and fewer shared frames than its thread's
+depth: that one keeps the *innermost* shared frames (docs/format/records.md#suffix), not a
+level of the tree. CPython's writer never writes one; :mod:`.discover` leaves them to the
+sequential reader, and the decoder hands them over listing their whole new stack.
 5. *Clocks*: one running sum over all the deltas, adjusted at each record's first sample so
    that it continues its thread's clock (mod 2**64).
 6. *Columns*: the records and samples appended to the caller's columns, in blocks of
@@ -88,10 +90,8 @@ class Committer:
             index, _, message = min(errors)
             raise FormatError(message, offset=int(batch.offset[index]),
                               record=self.records + index, region=True)
-        innermost = self._innermost_suffixes(batch, before)
-        if innermost:
-            self._commit_pieces(batch, innermost, thr, samples, records)
-            return
+        if self._innermost_suffixes(batch, before):
+            raise ValueError("a SUFFIX that keeps its innermost frames must list them")
         last = segments.last_per_group(thr, order)  # each thread's last record
         change = batch.encoding != REPEAT
         stack = self.tree.add_records(change, batch.npush, batch.frames, thr, keep,  # 4.
@@ -155,41 +155,15 @@ class Committer:
             message = f"Invalid frame index: {f[k]}" if out[k] else "Invalid string index in frame"
             errors.append((i, FRAME_CHECK, message))
 
-    # ------------------------------------------------------------------ SUFFIX, none new
     @staticmethod
     def _innermost_suffixes(batch: RecordBatch, before: npt.NDArray[np.int64]) -> list[int]:
-        """The SUFFIX records with no new frame and a shared count between 0 and the depth:
-        CPython keeps the *innermost* ``shared`` frames for them (not the outermost, as for
-        every other SUFFIX: docs/format/records.md#suffix). CPython's writer never writes
-        one."""
+        """The SUFFIX records with no new frame and a shared count between 0 and the depth,
+        which keep the *innermost* ``shared`` frames (see the module docs)."""
         maybe = np.flatnonzero((batch.npush == 0) & (batch.encoding == SUFFIX))
         if not maybe.size:
             return []
         arg = batch.arg[maybe]
         return maybe[(arg > 0) & (arg < before[maybe])].tolist()
-
-    def _commit_pieces(self, batch: RecordBatch, innermost: list[int],
-                       thr: npt.NDArray[np.int32], samples: GrowingColumns,
-                       records: GrowingColumns) -> None:
-        """Commit the batch in pieces cut before each record of *innermost*, each such record
-        listing its new stack in full instead: the innermost ``shared`` frames of its
-        thread's stack, once the pieces before it are committed."""
-        pieces = batch.pieces(innermost)
-        if pieces[0].size:
-            self.commit(pieces[0], samples, records)
-        for piece, k in zip(pieces[1:], innermost, strict=True):
-            shared = int(piece.arg[0])
-            node = int(self.threads.node[thr[k]])
-            frame, parent = self.tree.frame, self.tree.parent  # (as the pieces left them)
-            kept = []
-            for _ in range(shared):  # innermost first, as listed
-                kept.append(int(frame[node]))
-                node = int(parent[node])
-            piece.arg = piece.arg.copy()
-            piece.npush = piece.npush.copy()
-            piece.arg[0], piece.npush[0] = 0, shared
-            piece.frames = np.r_[np.array(kept, np.int64), piece.frames]
-            self.commit(piece, samples, records)
 
     # ------------------------------------------------------------------ 5. and 6.
     def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],

@@ -31,8 +31,8 @@ import numpy.typing as npt
 from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
 from .discover import Found, KnownThreads, discover
-from .records import RecordBatch, RegionFacts
-from .scan import Incomplete, Record, scan_record
+from .records import SUFFIX, RecordBatch, RegionFacts
+from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
 from .threads import ThreadTable
 
@@ -205,9 +205,15 @@ class SampleDecoder:
     def _scan_run(self, buf: npt.NDArray[np.uint8], pos: int, base: int,
                   final: bool) -> tuple[RecordBatch | None, int]:
         """Sequential: up to ``_scalar_run`` records from *pos* with :func:`.scan.scan_record`,
-        as one batch (None if not one record is complete), and the position after them."""
+        as one batch (None if not one record is complete), and the position after them.
+
+        A SUFFIX with no new frame that keeps the *innermost* shared frames
+        (docs/format/records.md#suffix) goes into the batch listing its whole new stack
+        (:mod:`.commit` builds stacks level by level from the outermost): from its thread's
+        stack, followed through the run from the first such record of the thread."""
         data = memoryview(buf)  # (indexes as Python ints: faster than numpy scalars)
         depth: dict[int, int] = {}  # by thread row: depths after records scanned, not committed
+        stacks: dict[int, list[int]] = {}  # by row, once needed: frames, innermost first
         scanned: list[Record] = []
         for _ in range(self._scalar_run):
             if pos >= buf.size:
@@ -219,12 +225,31 @@ class SampleDecoder:
                     base=base, index=self._committer.records + len(scanned))
             except Incomplete:
                 break
+            before = depth.get(rec.row, int(self._threads.depth[rec.row]))
+            innermost = (rec.encoding == SUFFIX and not rec.frames and 0 < rec.arg < before)
+            if innermost and rec.row not in stacks:
+                stacks[rec.row] = self._stack_before(rec.row, scanned)
+            if rec.row in stacks:
+                stacks[rec.row] = stack_after(stacks[rec.row], rec)
+                if innermost:
+                    rec = rec._replace(arg=0, frames=stacks[rec.row])
             depth[rec.row] = rec.depth
             scanned.append(rec)
             pos = rec.end
         if not scanned:
             return None, pos
         return _as_batch(scanned), pos
+
+
+    def _stack_before(self, row: int, scanned: list[Record]) -> list[int]:
+        """Scan: the frames of a thread's stack (innermost first) after the committed
+        records and those *scanned* since."""
+        frames = stack_frames(self._tree.frame, self._tree.parent,
+                              int(self._threads.node[row])).tolist()
+        for rec in scanned:
+            if rec.row == row:
+                frames = stack_after(frames, rec)
+        return frames
 
 
 def _as_batch(scanned: list[Record]) -> RecordBatch:

@@ -20,8 +20,10 @@ sequential reader).
 3. *Chain*: the candidates reachable from the window start by those pointers
    (:func:`~tachyon_format.kernels.segments.chain_from_first`): the true records, if the
    first one is.
-4. *Validation*, in order: complete, counts in range, no varint over 10 bytes, status bytes
-   below 0x80, frame indices that fit a u32; the chain is cut at the first record that fails.
+4. *Validation*, in order: complete, counts in range, no SUFFIX without new frames over
+   shared ones (it may keep the innermost frames: the sequential reader lists them), no
+   varint over 10 bytes, status bytes below 0x80, frame indices that fit a u32; the chain
+   is cut at the first record that fails.
 5. *Samples and frames* of the records kept: deltas, statuses and frame indices by rank.
 """
 
@@ -123,6 +125,7 @@ def discover(
     ok = c_complete & np.where(c_enc == REPEAT, c_a <= U32_MAX,
                                np.where(c_enc == FULL, c_b <= MAX_DEPTH,
                                         (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
+    ok &= (c_enc != SUFFIX) | (c_c > 0) | (c_b == 0)  # (never written by CPython)
     long_ends = ti.long_varint_ends()
     if long_ends.size:  # a record holding a varint of more than 10 bytes is not valid
         ok &= np.searchsorted(long_ends, c_pos) == np.searchsorted(long_ends, nxt[chain])

@@ -85,26 +85,18 @@ class RecordBatch:
         return int(self.offset.size)
 
     def split(self, k: int) -> tuple[RecordBatch, RecordBatch]:
-        """The first *k* records and the rest."""
-        head, tail = self.pieces([k])
+        """The first *k* records and the rest, each with their samples and frames."""
+        ns, nf = int(self.nsamp[:k].sum()), int(self.npush[:k].sum())
+        w = int(np.searchsorted(self.wide, ns))
+        head = RecordBatch(
+            self.offset[:k], self.encoding[:k], self.thread_id[:k], self.interpreter_id[:k],
+            self.nsamp[:k], self.arg[:k], self.npush[:k], self.delta[:ns], self.status[:ns],
+            self.frames[:nf], self.wide[:w], self.wide_delta[:w])
+        tail = RecordBatch(
+            self.offset[k:], self.encoding[k:], self.thread_id[k:], self.interpreter_id[k:],
+            self.nsamp[k:], self.arg[k:], self.npush[k:], self.delta[ns:], self.status[ns:],
+            self.frames[nf:], self.wide[w:] - ns, self.wide_delta[w:])
         return head, tail
-
-    def pieces(self, cuts: list[int]) -> list[RecordBatch]:
-        """The batch cut before each of the records *cuts* (increasing), each piece with its
-        samples and frames (views, but for the positions in ``wide``)."""
-        bounds = [0, *cuts, self.size]
-        sample_end = np.r_[0, np.cumsum(self.nsamp)][bounds].tolist()
-        frame_end = np.r_[0, np.cumsum(self.npush)][bounds].tolist()
-        wide_end = np.searchsorted(self.wide, sample_end).tolist()
-        out = []
-        for i in range(len(bounds) - 1):
-            r, s, f, w = (slice(ends[i], ends[i + 1])
-                          for ends in (bounds, sample_end, frame_end, wide_end))
-            out.append(RecordBatch(
-                self.offset[r], self.encoding[r], self.thread_id[r], self.interpreter_id[r],
-                self.nsamp[r], self.arg[r], self.npush[r], self.delta[s], self.status[s],
-                self.frames[f], self.wide[w] - sample_end[i], self.wide_delta[w]))
-        return out
 
 
 class RecordCounts:

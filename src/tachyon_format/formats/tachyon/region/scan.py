@@ -8,11 +8,14 @@ docs/format/reader.md#checks-during-replay (numbered as there in the comments be
   also the fallback of the vectorised decoder (:mod:`.decoder`) for whatever that one
   does not handle itself: new threads and interpreters, status bytes >= 0x80, malformed or
   truncated input.
+* :func:`stack_after` is the table of docs/format/records.md#record-types: a thread's
+  stack after a record, from its stack before.
 * :func:`decode_region` decodes a whole region with a plain loop over the records, into
   the same arrays as the vectorised decoder, so that tests compare the two array for
-  array: each thread has a clock and a stack (a list of prefix-tree nodes, outermost
-  first), and the prefix tree is a dict ``(parent, frame) -> node`` whose new nodes are
-  numbered as they are met (records in order, each record's frames outermost first).
+  array: each thread has a clock and a stack (frame indices, innermost first), and each
+  sample's stack is named by a node of a prefix tree, a dict ``(parent, frame) -> node``
+  whose new nodes are numbered as they are met (records in order, each stack walked
+  outermost first: so each record's new frames, outermost first).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ MAX_DEPTH = spec.MAX_STACK_DEPTH
 U64_MASK = (1 << 64) - 1
 INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
 
-__all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record"]
+__all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record",
+           "stack_after"]
 
 
 class Incomplete(Exception):
@@ -162,6 +166,20 @@ def scan_record(
                   frames, kept + count)
 
 
+def stack_after(old: list[int], rec: Record) -> list[int]:
+    """A thread's stack after *rec*, given its stack *old* before it (both frame indices,
+    innermost first): docs/format/records.md#record-types."""
+    if rec.encoding == REPEAT:
+        return old
+    if rec.encoding == FULL:
+        return rec.frames
+    if rec.encoding == SUFFIX and rec.frames:  # new frames over the `shared` outermost ones
+        return rec.frames + old[len(old) - rec.arg:]
+    if rec.encoding == SUFFIX:  # none new: CPython keeps the `shared` *innermost* ones
+        return old[:rec.arg]
+    return rec.frames + old[rec.arg:]  # POP_PUSH: `pop` innermost ones dropped (clamped)
+
+
 def _uleb128(data, p: int, end: int, final: bool, u32: bool) -> tuple[int | None, int]:
     """Scan: one ULEB128 as CPython reads it (docs/format/reader.md#varint-decoding):
     ``(value, position after)``; value None if malformed (more than 10 bytes, past the end
@@ -215,7 +233,8 @@ def decode_region(
     data = bytes(region)
     threads = ThreadTable(facts.thread_count, facts.start_time_us)
     clock: defaultdict[int, int] = defaultdict(lambda: facts.start_time_us)  # by thread row
-    stack: defaultdict[int, list[int]] = defaultdict(list)  # by row: nodes, outermost first
+    stack: defaultdict[int, list[int]] = defaultdict(list)  # by row: frames, innermost first
+    node: defaultdict[int, int] = defaultdict(lambda: -1)  # by row: its stack's node
     node_of: dict[tuple[int, int], int] = {}  # (parent node or -1, frame) -> node
     node_frame: list[int] = []
     node_parent: list[int] = []
@@ -224,32 +243,25 @@ def decode_region(
     records: dict[str, list[int]] = {"offset": [], "encoding": [], "first_sample": []}
     counts = RecordCounts()
 
-    def push(kept: list[int], frames: list[int]) -> list[int]:
-        """The stack of *frames* (outermost first) over the nodes *kept*."""
-        nodes = list(kept)
-        for frame in frames:
-            key = (nodes[-1] if nodes else -1, frame)
-            if key not in node_of:
-                node_of[key] = len(node_frame)
+    def node_of_stack(frames: list[int]) -> int:
+        """The node of a stack (frames innermost first; -1 if empty), adding the nodes it
+        lacks, outermost first."""
+        at = -1
+        for frame in reversed(frames):
+            if (at, frame) not in node_of:
+                node_of[(at, frame)] = len(node_frame)
                 node_frame.append(frame)
-                node_parent.append(key[0])
-            nodes.append(node_of[key])
-        return nodes
+                node_parent.append(at)
+            at = node_of[(at, frame)]
+        return at
 
     pos = 0
     while pos < len(data):
         rec = scan_record(data, pos, len(data), final=True, facts=facts, threads=threads,
                           depth_of=lambda row: len(stack[row]), index=len(records["offset"]))
-        old = stack[rec.row]
-        new = rec.frames[::-1]  # outermost first
-        if rec.encoding == FULL:
-            stack[rec.row] = push([], new)
-        elif rec.encoding == SUFFIX and new:  # new frames over the `shared` outermost ones
-            stack[rec.row] = push(old[:rec.arg], new)
-        elif rec.encoding == SUFFIX:  # none new: CPython keeps the `shared` innermost ones
-            stack[rec.row] = push([], [node_frame[n] for n in old[len(old) - rec.arg:]])
-        elif rec.encoding == POP_PUSH:  # drop `pop` innermost frames (clamped), then push
-            stack[rec.row] = push(old[:max(len(old) - rec.arg, 0)], new)
+        if rec.encoding != REPEAT:
+            stack[rec.row] = stack_after(stack[rec.row], rec)
+            node[rec.row] = node_of_stack(stack[rec.row])
         records["offset"].append(rec.offset)
         records["encoding"].append(rec.encoding)
         records["first_sample"].append(len(samples["stack"]))
@@ -258,7 +270,7 @@ def decode_region(
             samples["timestamp_us"].append(clock[rec.row])
             samples["thread"].append(rec.row)
             samples["status"].append(status)
-            samples["stack"].append(stack[rec.row][-1] if stack[rec.row] else -1)
+            samples["stack"].append(node[rec.row])
         counts.add([int(rec.encoding == e) for e in range(4)], len(rec.deltas))
         pos = rec.end
 
