@@ -3,20 +3,20 @@ comparison of the vectorised decoder with the reference decoder (``region.scan``
 
 from __future__ import annotations
 
-import io
+import gzip
+import json
 import struct
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
-from tachyon_format.formats.tachyon.file import frame_strings_ok, open_file
-from tachyon_format.formats.tachyon.region.decoder import SampleDecoder
+from tachyon_format.formats.tachyon import zstd
+from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, stack_frames
 from tachyon_format.formats.tachyon.region.scan import DecodedRegion, decode_region
-from tachyon_format.model import Profile, Records, Samples, Stacks, Threads
-from tachyon_format.render.canonical import write_canonical
-from tests.helpers.models import U64, canonical
+from tests.helpers.models import U64, canonical, scalar_uleb128
 
 uleb = canonical
 
@@ -68,32 +68,74 @@ def tachyon_file(region: bytes, *, sample_count: int, thread_count: int,
     return head + region + strings + frames + struct.pack("<IIQ16x", 2, num_frames, size)
 
 
-def file_arguments(path: Path | str | bytes) -> tuple[bytes, dict, object]:
-    """(decompressed region, the decoders' keyword arguments, the opened file) of a file."""
-    meta = open_file(path)
-    region = bytes(meta.region())
-    kwargs = {"order": meta.order, "start_time_us": meta.start_time_us,
-              "thread_count": meta.thread_count, "frame_count": len(meta.frames),
-              "frame_string_ok": frame_strings_ok(meta.frames, len(meta.strings))}
-    return region, kwargs, meta
+class RegionFile(NamedTuple):
+    """A Tachyon file's sample region and what the region decoders need to know of it,
+    parsed here from the bytes (only the package's zstd reader is used), so that these
+    tests do not depend on the file and profile layers."""
+
+    region: bytes  # decompressed
+    kwargs: dict  # the decoders' keyword arguments
+    sample_count: int  # the header's
+    frame_rows: list  # per frame: [filename, funcname, lineno, end_lineno, column,
+    # end_column, opcode] as CPython's replay() gives them (tests/data/README.md)
 
 
-def reference_canonical(path: Path | str | bytes) -> str:
-    """CPython's canonical decode (tests/data/README.md) as the reference decoder gives it."""
-    region, kwargs, meta = file_arguments(path)
-    ref = decode_region(region, **kwargs)
-    b = ref.batch
-    profile = Profile(
-        info=meta.info(), strings=meta.strings, frames=meta.frames,
-        threads=Threads(interpreter_id=ref.threads[0], thread_id=ref.threads[1]),
-        stacks=Stacks(frame=ref.stack_frame, parent=ref.stack_parent),
-        samples=Samples(timestamp_us=b.timestamp_us, thread=b.thread, status=b.status,
-                        stack=b.stack),
-        records=Records(offset=b.record_offset, encoding=b.record_encoding,
-                        first_sample=b.record_first_sample))
-    out = io.StringIO()
-    write_canonical(profile, out)
-    return out.getvalue()
+def region_file(path: Path | str) -> RegionFile:
+    data = Path(path).read_bytes()
+    order = {b"HCAT": "<", b"TACH": ">"}[data[:4]]
+    (start, count, threads, str_off, frame_off,
+     compression) = struct.unpack_from(order + "12xQ8xQIQQI", data)
+    region = data[64:str_off]
+    if compression == 1:
+        region = bytes(zstd.decompress(region))
+    num_strings, num_frames = struct.unpack_from(order + "II", data, len(data) - 32)
+    p, strings = str_off, []
+    for _ in range(num_strings):
+        n, p = scalar_uleb128(data, p)
+        strings.append(data[p:p + n].decode("utf-8", "surrogateescape"))
+        p += n
+    p, rows, ok = frame_off, [], []
+    for _ in range(num_frames):
+        v = []
+        for _ in range(6):
+            x, p = scalar_uleb128(data, p)
+            v.append(x)
+        line, line_delta, column, column_delta = ((x >> 1) ^ -(x & 1) for x in v[2:])
+        opcode = data[p]
+        p += 1
+        location = ([None] * 4 if line == -1 else  # ends in C's int32 arithmetic
+                    [line, _int32(line + line_delta), column,
+                     -1 if column == -1 else _int32(column + column_delta)])
+        ok.append(v[0] < num_strings and v[1] < num_strings)
+        names = [strings[i] if i < num_strings else None for i in v[:2]]
+        rows.append([*names, *location, None if opcode == 255 else opcode])
+    kwargs = {"order": order, "start_time_us": start, "thread_count": threads,
+              "frame_count": num_frames, "frame_string_ok": np.array(ok, bool)}
+    return RegionFile(region, kwargs, count, rows)
+
+
+def _int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def reference_decode(path: Path | str) -> list:
+    """The samples of a file as the reference decoder gives them, in the form of CPython's
+    decode (tests/data/README.md): ``[interpreter_id, thread_id, timestamp_us, status,
+    frames]``, frames innermost first."""
+    f = region_file(path)
+    out = decode_region(f.region, **f.kwargs)
+    iids, tids = (ids.tolist() for ids in out.threads)
+    b = out.batch
+    return [[iids[t], tids[t], ts, status,
+             [f.frame_rows[i] for i in stack_frames(out.stack_frame, out.stack_parent, s)]]
+            for t, ts, status, s in zip(b.thread.tolist(), b.timestamp_us.tolist(),
+                                        b.status.tolist(), b.stack.tolist(), strict=True)]
+
+
+def stored_rows(path: Path) -> list:
+    """CPython's decode of a golden file (its ``.ref.jsonl.gz``), but the info line."""
+    with gzip.open(path.with_name(path.stem + ".ref.jsonl.gz"), "rt") as fh:
+        return [json.loads(line) for line in fh.readlines()[1:]]
 
 
 # ---------------------------------------------------------------------- comparison

@@ -8,7 +8,6 @@ golden files and on random profiles written by CPython 3.15 itself.
 
 from __future__ import annotations
 
-import json
 from unittest import mock
 
 import numpy as np
@@ -34,9 +33,9 @@ from tests.helpers.reference import requires_reference
 from .helpers import (
     ERROR_CASES,
     compare,
-    file_arguments,
     prefix,
-    reference_canonical,
+    reference_decode,
+    region_file,
     regions,
     uleb,
 )
@@ -232,14 +231,14 @@ VARIATIONS = [  # (chunk, sample block, terminator layout, window, helper thread
 @pytest.mark.parametrize(("chunk", "block", "dense_above", "window", "threads"), VARIATIONS)
 def test_golden_files_decode_as_the_reference(path, chunk, block, dense_above, window,
                                               threads):
-    region, kwargs, meta = file_arguments(path)
+    region, kwargs, sample_count, _ = region_file(path)
     cuts = None if chunk is None else list(range(chunk, len(region), chunk))
     layout = terminators.TerminatorIndex.DENSE_ABOVE if dense_above is None else dense_above
     with (mock.patch.object(records, "SAMPLE_BLOCK", block or records.SAMPLE_BLOCK),
           mock.patch.object(decoder, "WINDOW", window or decoder.WINDOW),
           mock.patch.object(terminators.TerminatorIndex, "DENSE_ABOVE", layout)):
         out = compare(region, chunks=cuts, threads=threads, **kwargs)
-    assert len(out.batch) == meta.sample_count
+    assert len(out.batch) == sample_count
 
 
 @requires_reference
@@ -257,8 +256,7 @@ def test_files_written_by_cpython_decode_as_the_reference(tmp_path_factory, jobs
     write_with_cpython(list(zip(paths, jobs, strict=True)))
     with mock.patch.object(decoder, "WINDOW", window or decoder.WINDOW):
         for path in paths:
-            region, kwargs, meta = file_arguments(path)
-            assert len(compare(region, **kwargs).batch) == meta.sample_count
+            f = region_file(path)
+            assert len(compare(f.region, **f.kwargs).batch) == f.sample_count
     for path, rows in zip(paths, replay_with_cpython(paths), strict=True):
-        lines = reference_canonical(path).splitlines()[1:]
-        assert [json.loads(line) for line in lines] == rows
+        assert reference_decode(path) == rows

@@ -6,7 +6,6 @@ Against the decodes CPython gave of the golden files, against CPython's error me
 
 from __future__ import annotations
 
-import gzip
 import json
 
 import pytest
@@ -23,10 +22,11 @@ from tests.helpers.reference import reference_stats, requires_reference, run_ref
 
 from .helpers import (
     ERROR_CASES,
-    file_arguments,
     prefix,
-    reference_canonical,
+    reference_decode,
+    region_file,
     regions,
+    stored_rows,
     tachyon_file,
     uleb,
 )
@@ -39,16 +39,15 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in GOLDEN]
 # ---------------------------------------------------------------------- golden files
 @pytest.mark.parametrize("path", GOLDEN, ids=IDS)
 def test_golden_files_decode_as_cpython_decoded_them(path):
-    stored = gzip.decompress(path.with_name(path.stem + ".ref.jsonl.gz").read_bytes())
-    assert reference_canonical(path) == stored.decode("utf-8")
+    assert reference_decode(path) == stored_rows(path)
 
 
 @requires_reference
 @pytest.mark.reference
 @pytest.mark.parametrize("path", GOLDEN, ids=IDS)
 def test_golden_files_count_as_cpython_counts(path):
-    region, kwargs, _ = file_arguments(path)
-    stats = decode_region(region, **kwargs).stats
+    f = region_file(path)
+    stats = decode_region(f.region, **f.kwargs).stats
     assert {k: stats[k] for k in reference_stats(path)} == reference_stats(path)
 
 
@@ -158,15 +157,15 @@ def replay_rows(paths) -> list:
     return json.loads(run_reference(REPLAY, input=json.dumps([str(p) for p in paths])).stdout)
 
 
-def reference_rows(path) -> list | str:
+def replayed_by_reference(path) -> list | str:
     """The same from the reference decoder."""
-    region, kwargs, meta = file_arguments(path)
+    f = region_file(path)
     try:
-        out = decode_region(region, **kwargs)
+        out = decode_region(f.region, **f.kwargs)
     except FormatError as exc:
         return "ValueError: " + exc.message
-    if len(out.batch) != meta.sample_count:
-        return (f"ValueError: Sample count mismatch: header declares {meta.sample_count} "
+    if len(out.batch) != f.sample_count:
+        return (f"ValueError: Sample count mismatch: header declares {f.sample_count} "
                 f"samples but replay decoded {len(out.batch)}")
     iids, tids = (ids.tolist() for ids in out.threads)
     b = out.batch
@@ -205,7 +204,7 @@ def test_error_messages_match_cpython(tmp_path):
     for i, region in enumerate(cases):
         paths.append(tmp_path / f"case{i}.bin")
         write_case(paths[-1], region, thread_count=2, bad_strings=[9])
-    assert replay_rows(paths) == [reference_rows(p) for p in paths]
+    assert replay_rows(paths) == [replayed_by_reference(p) for p in paths]
     assert any(isinstance(r, str) and "string index" in r for r in replay_rows(paths))
 
 
@@ -226,7 +225,7 @@ def test_random_regions_replay_as_in_cpython(tmp_path_factory, cases):
         paths.append(tmp / f"case{i}.bin")
         write_case(paths[-1], region, thread_count, bad_strings)
     for path, got in zip(paths, replay_rows(paths), strict=True):
-        assert reference_rows(path) == got, path.read_bytes().hex()
+        assert replayed_by_reference(path) == got, path.read_bytes().hex()
 
 
 @requires_reference
@@ -241,6 +240,6 @@ def test_suffix_without_new_frames_as_in_cpython(tmp_path):
             cases.append(tmp_path / f"suffix{shared}{new}.bin")
             write_case(cases[-1], region, thread_count=1)
     rows = replay_rows(cases)
-    assert rows == [reference_rows(p) for p in cases]
+    assert rows == [replayed_by_reference(p) for p in cases]
     assert rows[3][1][4] == [0]  # shared 1, none new: the innermost frame
     assert sum(isinstance(r, list) for r in rows) == 15  # (shared 5 > depth 4: an error)
