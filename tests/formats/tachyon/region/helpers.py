@@ -92,7 +92,7 @@ def region_file(path: Path | str) -> RegionFile:
     p, strings = str_off, []
     for _ in range(num_strings):
         n, p = scalar_uleb128(data, p)
-        strings.append(data[p:p + n].decode("utf-8", "surrogateescape"))
+        strings.append(data[p:p + n].decode("utf-8", "replace"))  # (as CPython does)
         p += n
     p, rows, ok = frame_off, [], []
     for _ in range(num_frames):
