@@ -113,3 +113,13 @@ def test_iter_batches_yields_the_records_before_a_bad_one():
         for batch in tachyon_format.iter_batches(bytes(data), samples_per_batch=100):
             got += len(batch.samples)
     assert got == int(records.first_sample[k])
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_registered_verb_resolves(name):
+    chosen = FORMATS[name]
+    assert chosen.verb("sniff") is not None
+    for verb in chosen.verbs:
+        assert callable(chosen.verb(verb)), (name, verb)
+    with pytest.raises(ValueError, match="unknown verb"):
+        chosen.verb("transmogrify")

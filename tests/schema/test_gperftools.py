@@ -10,7 +10,6 @@ libprofiler writes and on pprof's corner cases.
 from __future__ import annotations
 
 import struct
-from typing import Any
 
 import construct as cs
 import pytest
@@ -18,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tachyon_format.schema import gperftools as G
+from tests.helpers.construct_checks import plain, roundtrip
 from tests.helpers.libprofiler import COMMITTED_PROFILES, PPROF_PROFILES
 
 LAYOUTS = [(4, "<"), (4, ">"), (8, "<"), (8, ">")]
@@ -26,26 +26,6 @@ _CODE = {4: "I", 8: "Q"}
 
 def words(word_size: int, order: str, *values: int) -> bytes:
     return struct.pack(f"{order}{len(values)}{_CODE[word_size]}", *values)
-
-
-def plain(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: plain(v) for k, v in obj.items() if not str(k).startswith("_")}
-    if isinstance(obj, list):
-        return [plain(v) for v in obj]
-    return obj
-
-
-_COMPILED: dict[int, cs.Construct] = {}
-
-
-def roundtrip(fmt: cs.Construct, data: bytes, obj: Any, *, size: int | None = None) -> None:
-    compiled = _COMPILED.setdefault(id(fmt), fmt.compile())
-    for variant in (fmt, compiled):
-        assert plain(variant.parse(data)) == plain(obj)
-        assert variant.build(obj) == data
-        if size is not None:
-            assert variant.sizeof() == size == len(data)
 
 
 def recode(data: bytes, source: tuple[int, str], target: tuple[int, str]) -> bytes:

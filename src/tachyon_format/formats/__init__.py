@@ -1,18 +1,18 @@
 """Every file format the package knows, in one registry: :data:`FORMATS`.
 
-A format is a subpackage (``formats/<name>/``) whose ``__init__`` exposes the format's verbs
-(``sniff``, ``read``, ``iter_batches``, ``write``, ``validate``, ``info``; any may be absent).
-The registry names each format with its file extensions and the module that implements it;
-the module is imported only when one of its verbs is first used, so that ``import
-tachyon_format`` (and ``tachyon-format info``) loads no decoder it does not need.
+A format is a subpackage (``formats/<name>/``). The registry names each format with its file
+extensions and where each of its verbs (``sniff``, ``read``, ``iter_batches``, ``write``,
+``validate``, ``info``; any may be absent) lives, as ``"module:function"`` inside the
+subpackage. A verb's module is imported only when the verb is first used, so that ``import
+tachyon_format`` (and ``tachyon-format info``) loads no decoder it does not need; ``sniff``
+lives in the subpackage's ``__init__``, which stays light.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 VERBS = ("sniff", "read", "iter_batches", "write", "validate", "info")
@@ -26,16 +26,19 @@ class Format:
     name: str
     description: str
     extensions: tuple[str, ...]
-    module: str
-
-    def implementation(self) -> ModuleType:
-        return importlib.import_module(self.module)
+    package: str
+    verbs: Mapping[str, str]
 
     def verb(self, name: str) -> Callable[..., Any] | None:
         """The format's function for *name* (one of :data:`VERBS`), None if it has none."""
         if name not in VERBS:
             raise ValueError(f"unknown verb {name!r}")
-        return getattr(self.implementation(), name, None)
+        where = self.verbs.get(name)
+        if where is None:
+            return None
+        module, _, function = where.rpartition(":")
+        return getattr(importlib.import_module(f"{self.package}{module and '.' + module}"),
+                       function)
 
     @property
     def can_read(self) -> bool:
@@ -50,9 +53,14 @@ FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
         Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
-               (".bin", ".tachyon"), "tachyon_format.formats.tachyon"),
+               (".bin", ".tachyon"), "tachyon_format.formats.tachyon",
+               {"sniff": "sniff", "read": "reader:read", "iter_batches": "reader:iter_batches",
+                "write": "writer:write", "validate": "validation:validate",
+                "info": "file:info"}),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
-               "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools"),
+               "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "validation:validate", "info": "reader:info"}),
     )
 }
 """Formats by name, in the order content sniffing tries them."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.schema.primitives import ULEB128_MAX_BYTES
+
 from .segments import decode_ragged_ranges
-from .varint import ULEB128_MAX_BYTES, decode_uleb128_ending_at
+from .varint import decode_uleb128_ending_at
 
 
 class TerminatorIndex:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-#: Longest ULEB128 the CPython reader accepts (its loop fails once ``shift >= 64``).
-ULEB128_MAX_BYTES = 10
-U32_MAX = 0xFFFFFFFF
+from tachyon_format.schema.primitives import ULEB128_MAX_BYTES
 
 
 def scan_terminators(buf: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.intp], np.ndarray]:

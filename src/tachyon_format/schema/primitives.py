@@ -23,6 +23,35 @@ class VarintError(cs.ConstructError):
     """A LEB128 value that breaks the decoding rules (too long, out of range, truncated)."""
 
 
+class OverlongVarint(VarintError):
+    """A LEB128 value with a continuation bit on its 10th byte."""
+
+
+class TruncatedVarint(VarintError):
+    """The data ends inside a LEB128 value."""
+
+
+def scan_uleb128(data, pos: int, end: int) -> tuple[int, int]:
+    """Scan: the unsigned LEB128 at ``data[pos:end]`` as CPython's Tachyon reader reads it
+    (docs/format/reader.md#varint-decoding): ``(value, position after it)``.
+
+    The one scalar decoder of the package (the construct type below and the sequential
+    readers use it; ``kernels.varint`` is its vectorised twin, tested against it): at most 10
+    bytes, of a 10th byte only bit 0 counts (the value is mod 2**64), non-canonical forms are
+    accepted. Raises :class:`OverlongVarint` or :class:`TruncatedVarint`."""
+    value = shift = 0
+    while pos < end:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value & U64_MAX, pos
+        shift += 7
+        if shift >= 7 * ULEB128_MAX_BYTES:
+            raise OverlongVarint("LEB128 value longer than 10 bytes")
+    raise TruncatedVarint("LEB128 value runs past the end of the data")
+
+
 class UnsignedLEB128(cs.Construct):
     r"""Unsigned LEB128: 7 bits a byte, least significant group first, bit 7 = more follow.
 
@@ -38,18 +67,18 @@ class UnsignedLEB128(cs.Construct):
         self.max_value = max_value
 
     def _parse(self, stream, context, path):
-        value = 0
-        for index in range(ULEB128_MAX_BYTES):
-            byte = cs.stream_read(stream, 1, path)[0]
-            value |= (byte & 0x7F) << (7 * index)
-            if byte < 0x80:
-                value &= U64_MAX  # the 10th byte contributes only its bit 0
-                if value > self.max_value:
-                    raise VarintError(
-                        f"LEB128 value {value} exceeds maximum {self.max_value}", path=path
-                    )
-                return value
-        raise VarintError("LEB128 value longer than 10 bytes", path=path)
+        data = bytearray()
+        while len(data) < ULEB128_MAX_BYTES:
+            data += cs.stream_read(stream, 1, path)
+            if data[-1] < 0x80:
+                break
+        try:
+            value, _ = scan_uleb128(data, 0, len(data))
+        except VarintError as exc:
+            raise VarintError(str(exc), path=path) from None
+        if value > self.max_value:
+            raise VarintError(f"LEB128 value {value} exceeds maximum {self.max_value}", path=path)
+        return value
 
     def _build(self, obj, stream, context, path):
         if not isinstance(obj, int) or not 0 <= obj <= self.max_value:
@@ -62,7 +91,7 @@ class UnsignedLEB128(cs.Construct):
         raise cs.SizeofError("LEB128 is variable-length", path=path)
 
 
-class ZigZagLEB128Int32(cs.Construct):
+class ZigZagLEB128Int32(cs.Adapter):
     """Zigzag over int32, then unsigned LEB128 (Tachyon's "svarint",
     docs/format/reader.md#varint-decoding).
 
@@ -71,18 +100,13 @@ class ZigZagLEB128Int32(cs.Construct):
     3 is ``06``, 97 is ``c2 01``.
     """
 
-    def _parse(self, stream, context, path):
-        z = ULEB128_U32._parse(stream, context, path)
-        return (z >> 1) ^ -(z & 1)
+    def _decode(self, obj, context, path):
+        return (obj >> 1) ^ -(obj & 1)
 
-    def _build(self, obj, stream, context, path):
+    def _encode(self, obj, context, path):
         if not isinstance(obj, int) or not -(2**31) <= obj < 2**31:
             raise VarintError(f"cannot encode {obj!r} as zigzag int32", path=path)
-        ULEB128_U32._build(((obj << 1) ^ (obj >> 31)) & U32_MAX, stream, context, path)
-        return obj
-
-    def _sizeof(self, context, path):
-        raise cs.SizeofError("LEB128 is variable-length", path=path)
+        return ((obj << 1) ^ (obj >> 31)) & U32_MAX
 
 
 def encode_uleb128(value: int) -> bytes:
@@ -99,7 +123,7 @@ ULEB128 = UnsignedLEB128(U64_MAX)
 """uvarint holding a u64 (timestamp deltas)."""
 ULEB128_U32 = UnsignedLEB128(U32_MAX)
 """uvarint holding a u32 (counts, indices, string lengths): larger values are rejected."""
-ZigZagLEB128 = ZigZagLEB128Int32()
+ZigZagLEB128 = ZigZagLEB128Int32(ULEB128_U32)
 """svarint: zigzag int32 then LEB128 (line numbers, columns and their deltas)."""
 
 

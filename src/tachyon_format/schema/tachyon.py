@@ -255,7 +255,8 @@ FULL = "FULL body (encoding 1): the whole stack, innermost frame first" * cs.Str
 SUFFIX = "SUFFIX body (encoding 2): new innermost frames over the shared outer ones" * cs.Struct(
     "delta_us" / ULEB128 * "timestamp - previous timestamp of this thread, mod 2**64",
     "status" / cs.Int8ub * "ThreadStatus bits",
-    "shared" / ULEB128_U32 * "outermost frames kept: stack = new + old[len(old) - shared:]",
+    "shared" / ULEB128_U32 * "outermost frames kept: stack = new + old[len(old) - shared:];"
+    " but with no new frames CPython keeps old[:shared] (never written by its writer)",
     "new" / ULEB128_U32 * "frames added on the inner side",
     "frames" / cs.Array(this.new, ULEB128_U32) * "frame-table indices, innermost first",
 )

@@ -297,6 +297,6 @@ def test_aggregation():
 def test_write_to_a_file_object_and_through_the_verbs(tmp_path):
     profile = address_profile([[0x10, 0x20]], [1])
     buffer = io.BytesIO()
-    tachyon_format.formats.gperftools.write(profile, buffer)
+    tachyon_format.FORMATS["gperftools"].verb("write")(profile, buffer)
     tachyon_format.write(profile, tmp_path / "y.prof", format="gperftools")
     assert (tmp_path / "y.prof").read_bytes() == buffer.getvalue() == build(profile)

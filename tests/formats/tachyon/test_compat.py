@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tachyon_format import compat
-from tests.formats.tachyon.test_writer import ORACLE_SETTINGS, workloads, write_with_cpython
+from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
 from tests.helpers.paths import DATA_DIR
 from tests.helpers.reference import requires_reference, run_reference
 

@@ -8,7 +8,6 @@ import json
 import struct
 from pathlib import Path
 
-import construct as cs
 import pytest
 
 import tachyon_format
@@ -221,71 +220,6 @@ def test_cpython_rejects_legacy_layouts(tmp_path):
     legacy.write_bytes(downgrade(_stats_file(), "L2"))
     result = json.loads(run_reference(_OPEN_ALL, str(legacy)).stdout)
     assert result[0] == "error" and "Invalid string table offset" in result[2]
-
-
-# -- the vectorised table parsers against the construct declarations ---------------------------
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from tachyon_format.formats.tachyon import file as tf  # noqa: E402
-from tachyon_format.schema import tachyon as spec  # noqa: E402
-
-_U32 = st.integers(0, 0xFFFFFFFF)
-_I32 = st.integers(-(2**31), 2**31 - 1)
-_FRAME_ENTRY = st.fixed_dictionaries({
-    "filename_idx": _U32, "funcname_idx": _U32, "lineno": _I32, "end_lineno_delta": _I32,
-    "column": _I32, "end_column_delta": _I32, "opcode": st.none() | st.integers(0, 254),
-})
-
-
-def _padded(varint: bytes, extra: int) -> bytes:
-    """The same value with *extra* redundant continuation groups (still <= 10 bytes)."""
-    if not extra:
-        return varint
-    return bytes([b | 0x80 for b in varint]) + b"\x80" * (extra - 1) + b"\x00"
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_FRAME_ENTRY, max_size=40), st.binary(max_size=8), st.data())
-def test_fast_frame_table_equals_construct(entries, tail, data):
-    raw = b"".join(spec.FRAME.build(e) for e in entries)
-    if entries and data.draw(st.booleans()):  # a non-canonical (padded) first field
-        first = spec.FRAME.build(entries[0])
-        length = len(spec.FRAME.subcons[0].build(entries[0]["filename_idx"]))
-        extra = data.draw(st.integers(1, 10 - length))
-        raw = _padded(first[:length], extra) + raw[length:]
-    cut = data.draw(st.integers(0, len(raw)))  # truncated tables must not pass the fast path
-    blob = raw[:cut] + (tail if cut == len(raw) else b"")
-    fast = tf.fast_frames(memoryview(blob), len(entries))
-    try:
-        expected = tf.frames_from_entries(
-            tf._FRAME_TABLE.parse(blob, count=len(entries)))
-    except Exception:
-        assert fast is None
-        return
-    if fast is None:  # allowed: construct then decides (e.g. a padded varint)
-        return
-    frames, size = fast
-    assert size == len(raw)
-    for name, column in expected.columns().items():
-        got = frames.columns()[name]
-        assert got.dtype == column.dtype, name
-        assert got.tolist() == column.tolist(), name
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=300), max_size=20), st.integers(0, 400), st.data())
-def test_string_spans_equal_construct(texts, cut, data):
-    raw = b"".join(spec.STRING.build({"text": t}) for t in texts)
-    blob = raw[: min(cut, len(raw))] if data.draw(st.booleans()) else raw
-    spans = tf.string_spans(memoryview(blob), len(texts))
-    try:
-        expected = [s.text for s in cs.Array(len(texts), spec.STRING).parse(blob)]
-    except cs.ConstructError:
-        assert spans is None
-        return
-    assert [blob[a:b] for a, b in zip(*spans, strict=True)] == expected
 
 
 def test_string_table_errors_come_before_the_frame_count_check():

@@ -1,11 +1,11 @@
 """Read a Tachyon file into a :class:`~tachyon_format.model.Profile`.
 
 Pipeline:
-1. ``tachyon_file.open_file`` checks the header, statistics, footer and tables
+1. ``file.open_file`` checks the header, statistics, footer and tables
    (docs/format/reader.md#checks-at-open);
 2. the sample region is streamed in chunks (decompressed with a size cap when zstd);
-3. ``samples.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
-   prefix tree, and appends the samples and records to ``columns.GrowingColumns``: for
+3. ``region.decoder.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
+   prefix tree, and appends the samples and records to ``region.columns.GrowingColumns``: for
    ``read`` arrays sized from the header's sample count (bounded by what the region can
    hold), for ``iter_batches`` a pending batch that is handed out when full.
 """
@@ -23,10 +23,11 @@ from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads
 from tachyon_format.schema import tachyon as spec
 
 from .facts import EXTRAS_KEY, Records, TachyonFacts
-from .file import Source, TachyonFile, frame_strings_ok, open_file
+from .file import Source, TachyonFile, open_file
 from .region.columns import GrowingColumns
 from .region.decoder import SampleDecoder
 from .settings import MAX_DECOMPRESSED_SIZE
+from .tables import frame_strings_ok
 
 DEFAULT_CHUNK_SIZE = 8 << 20
 

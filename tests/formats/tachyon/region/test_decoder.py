@@ -25,7 +25,7 @@ from tachyon_format.formats.tachyon.region.records import RecordBatch, RegionFac
 from tachyon_format.formats.tachyon.region.stack_tree import StackTree
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
 from tachyon_format.kernels import terminators
-from tests.formats.tachyon.test_writer import replay_with_cpython, workloads, write_with_cpython
+from tests.helpers.cpython_workloads import replay_with_cpython, workloads, write_with_cpython
 from tests.helpers.models import U64
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR
 from tests.helpers.reference import requires_reference

@@ -36,8 +36,8 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments, terminators, varint
 from tachyon_format.kernels.fixed import decode_fixed_at
-from tachyon_format.kernels.varint import U32_MAX
 from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema.primitives import U32_MAX
 
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordBatch, sample_blocks
 

@@ -28,8 +28,14 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
-from tachyon_format.kernels.varint import U32_MAX
 from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema.primitives import (
+    U32_MAX,
+    U64_MAX,
+    OverlongVarint,
+    TruncatedVarint,
+    scan_uleb128,
+)
 
 from .columns import SampleBatch
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordCounts, RegionFacts
@@ -37,7 +43,6 @@ from .threads import ThreadCountError, ThreadTable
 
 PREFIX_SIZE = spec.RECORD_PREFIX_SIZE  # thread_id u64, interpreter_id u32, encoding u8
 MAX_DEPTH = spec.MAX_STACK_DEPTH
-U64_MASK = (1 << 64) - 1
 INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
 
 __all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record",
@@ -181,24 +186,18 @@ def stack_after(old: list[int], rec: Record) -> list[int]:
 
 
 def _uleb128(data, p: int, end: int, final: bool, u32: bool) -> tuple[int | None, int]:
-    """Scan: one ULEB128 as CPython reads it (docs/format/reader.md#varint-decoding):
-    ``(value, position after)``; value None if malformed (more than 10 bytes, past the end
-    of final data, or above 0xFFFFFFFF for a *u32* field); :class:`Incomplete` past the end
-    of data that is not final."""
-    value = shift = 0
-    while True:
-        if p >= end:
-            if not final:
-                raise Incomplete
-            return None, p
-        byte = data[p]
-        p += 1
-        value |= ((byte & 0x7F) << shift) & U64_MASK  # (of a 10th byte, only bit 0 counts)
-        if byte < 0x80:
-            break
-        shift += 7
-        if shift >= 64:  # a 10th byte that is not the last
-            return None, p
+    """Scan: one ULEB128 as CPython reads it (:func:`scan_uleb128`): ``(value, position
+    after)``; value None if malformed (more than 10 bytes, past the end of final data, or
+    above 0xFFFFFFFF for a *u32* field); :class:`Incomplete` past the end of data that is
+    not final."""
+    try:
+        value, p = scan_uleb128(data, p, end)
+    except TruncatedVarint:
+        if not final:
+            raise Incomplete from None
+        return None, end
+    except OverlongVarint:
+        return None, p
     if u32 and value > U32_MAX:
         return None, p
     return value, p
@@ -266,7 +265,7 @@ def decode_region(
         records["encoding"].append(rec.encoding)
         records["first_sample"].append(len(samples["stack"]))
         for delta, status in zip(rec.deltas, rec.statuses, strict=True):
-            clock[rec.row] = (clock[rec.row] + delta) & U64_MASK
+            clock[rec.row] = (clock[rec.row] + delta) & U64_MAX
             samples["timestamp_us"].append(clock[rec.row])
             samples["thread"].append(rec.row)
             samples["status"].append(status)

@@ -1,0 +1,187 @@
+"""The package's architecture, as tests (AST only: nothing is imported).
+
+* Imports flow one way, down the layers of the README's layout table:
+  ``cli -> tachyon_format (the public names) -> _api -> formats / render -> model -> kernels
+  -> schema``; a module may import its own part and lower layers, never a part of its own
+  layer or above (so ``render`` and ``formats`` know nothing of each other).
+* ``kernels/`` know nothing of any format: they import numpy, each other and the format-free
+  primitives of ``schema/primitives.py`` only. ``model/`` imports only itself and the kernels.
+* ``formats/tachyon/region/`` never imports the file-level reader, writer or compat layers, and
+  its reference decoder (``scan.py``) stands alone.
+* No import cycle anywhere (imports inside functions and under ``TYPE_CHECKING`` count).
+* No module reads another object's private attributes (``x._name`` but for self and cls,
+  and a NamedTuple's ``_replace``...).
+* No module over 500 lines without a line in its docstring on why.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import REPO
+
+PACKAGE = "tachyon_format"
+SRC = REPO / "src" / PACKAGE
+
+LAYER = {
+    "errors": 0,
+    "schema": 0,
+    "kernels": 1,
+    "model": 2,
+    "formats": 3,
+    "render": 3,
+    "_api": 4,
+    "compat": 4,
+    "__init__": 5,
+    "cli": 6,
+    "__main__": 7,
+}
+"""Each top-level part of the package and its layer."""
+ONLY = {
+    "kernels": ("tachyon_format.kernels", "tachyon_format.schema.primitives"),
+    "model": ("tachyon_format.model", "tachyon_format.kernels"),
+}
+"""Parts that may import only these (beyond numpy and the standard library)."""
+REGION = "tachyon_format.formats.tachyon.region"
+NOT_FROM_REGION = tuple(f"tachyon_format.formats.tachyon.{m}"
+                        for m in ("reader", "writer", "compat", "encoder", "file"))
+MAX_LINES = 500
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}  # public, despite the "_"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(SRC.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path) -> set[str]:
+    """The package's modules that *path* imports (anywhere in the file)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            # `from pkg import module` imports the module; `from module import name` the module
+            targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in MODULES else source
+                       for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t == PACKAGE or t.startswith(PACKAGE + "."))
+    return found - {name}
+
+
+def part(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def upward_imports(graph: dict[str, set[str]], name: str) -> list[str]:
+    here = part(name)
+    wrong = {target for target in graph[name]
+             if part(target) != here and LAYER[part(target)] >= LAYER[here]}
+    if here in ONLY:
+        wrong |= {target for target in graph[name] if not target.startswith(ONLY[here])}
+    return sorted(wrong)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in graph:
+                continue
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+GRAPH = {name: imports_of(name, path) for name, path in MODULES.items()}
+
+
+def test_every_part_has_a_layer():
+    assert {part(name) for name in GRAPH} <= set(LAYER)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_imports_go_down_the_layers(name):
+    assert not upward_imports(GRAPH, name), f"{name} imports {upward_imports(GRAPH, name)}"
+
+
+def test_no_cycles():
+    assert not cycles(GRAPH)
+
+
+def test_the_region_stays_below_the_file_layer():
+    for name, targets in GRAPH.items():
+        if name.startswith(REGION):
+            assert not {t for t in targets if t.startswith(NOT_FROM_REGION)}, name
+    scan_imports = {t for t in GRAPH[f"{REGION}.scan"] if t.startswith(REGION)}
+    assert scan_imports <= {f"{REGION}.{m}" for m in ("records", "threads", "columns")}
+
+
+def test_the_checks_catch_a_cycle_and_an_upward_import():
+    made_up = {"tachyon_format.model.a": {"tachyon_format.formats.b"},
+               "tachyon_format.formats.b": {"tachyon_format.formats.c"},
+               "tachyon_format.formats.c": {"tachyon_format.formats.b"},
+               "tachyon_format.kernels.d": {"tachyon_format.schema.tachyon"}}
+    assert upward_imports(made_up, "tachyon_format.model.a") == ["tachyon_format.formats.b"]
+    assert upward_imports(made_up, "tachyon_format.kernels.d") == ["tachyon_format.schema.tachyon"]
+    assert cycles(made_up) == [["tachyon_format.formats.b", "tachyon_format.formats.c"]]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_attribute_of_another_object(name):
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__") and node.attr not in NAMEDTUPLE_API):
+            owner = node.value
+            assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), (
+                f"{name}:{node.lineno} reads .{node.attr}")
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_stay_short_or_say_why(name):
+    text = MODULES[name].read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    if lines > MAX_LINES:
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        assert f"over {MAX_LINES} lines" in doc.lower(), f"{name}: {lines} lines"
