@@ -51,6 +51,9 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
                (".bin", ".tachyon"), "tachyon_format.formats.tachyon"),
+        Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
+               "(go tool pprof, Pyroscope, Parca, Datadog)",
+               (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof"),
     )
 }
 """Formats by name, in the order content sniffing tries them."""

@@ -286,16 +286,27 @@ def encode_varints_at(out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
 
 @dataclass(frozen=True)
 class Part:
-    """One field of many messages to encode: a VARINT field (``values``, left out where 0
-    unless ``keep_zero``) or a LEN field (``payload`` bytes, message ``i``'s in
-    ``offsets[i]:offsets[i + 1]``, left out where empty unless ``keep_zero``). A message holds
-    at most one occurrence of the field (several: encode a repeated one as its own parts)."""
+    """One field of many messages to encode: a VARINT field (``values``; left out where 0
+    unless ``keep_zero``), or a LEN field whose payload for message ``i`` is
+    ``payload[starts[i]:starts[i] + lengths[i]]`` (left out where empty unless
+    ``keep_zero``), or with ``raw`` those bytes as they are (fields encoded already, e.g. the
+    occurrences of a repeated field). A message holds at most one occurrence of a part."""
 
     key: int
     values: npt.NDArray[np.uint64] | None = None
     payload: npt.NDArray[np.uint8] | None = None
-    offsets: npt.NDArray[np.int64] | None = None
+    starts: npt.NDArray[np.int64] | None = None
+    lengths: npt.NDArray[np.int64] | None = None
     keep_zero: bool = False
+    raw: bool = False
+
+    @classmethod
+    def of(cls, key: int, payload: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64],
+           **options) -> Part:
+        """A LEN (or raw) part from consecutive payloads (CSR *offsets*)."""
+        offsets = np.asarray(offsets, np.int64)
+        return cls(key, payload=payload, starts=offsets[:-1], lengths=np.diff(offsets),
+                   **options)
 
 
 def encode_messages(n: int, parts: list[Part]) -> tuple[npt.NDArray[np.uint8],
@@ -306,13 +317,16 @@ def encode_messages(n: int, parts: list[Part]) -> tuple[npt.NDArray[np.uint8],
     for part in parts:
         if part.values is not None:
             v = np.asarray(part.values, np.uint64)
-            body = varint_sizes(v)
+            size = 1 + varint_sizes(v)
             present = np.ones(n, bool) if part.keep_zero else v != 0
+        elif part.raw:
+            size = np.asarray(part.lengths, np.int64)
+            present = size > 0
         else:
-            length = np.diff(part.offsets)
-            body = varint_sizes(length.astype(np.uint64)) + length
+            length = np.asarray(part.lengths, np.int64)
+            size = 1 + varint_sizes(length.astype(np.uint64)) + length
             present = np.ones(n, bool) if part.keep_zero else length > 0
-        sizes.append(np.where(present, 1 + body, 0))
+        sizes.append(np.where(present, size, 0))
     per_message = np.sum(sizes, axis=0, dtype=np.int64) if sizes else np.zeros(n, np.int64)
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(per_message, out=offsets[1:])
@@ -321,16 +335,19 @@ def encode_messages(n: int, parts: list[Part]) -> tuple[npt.NDArray[np.uint8],
     for part, size in zip(parts, sizes, strict=True):
         here = np.flatnonzero(size)
         pos = at[here]
-        out[pos] = part.key
         if part.values is not None:
+            out[pos] = part.key
             v = np.asarray(part.values, np.uint64)[here]
             encode_varints_at(out, pos + 1, v, size[here] - 1)
         else:
-            length = np.diff(part.offsets)[here]
-            lsize = varint_sizes(length.astype(np.uint64))
-            encode_varints_at(out, pos + 1, length.astype(np.uint64), lsize)
-            src = decode_ragged_ranges(part.offsets[:-1][here], length)
-            out[decode_ragged_ranges(pos + 1 + lsize, length)] = part.payload[src]
+            length = np.asarray(part.lengths, np.int64)[here]
+            if not part.raw:
+                out[pos] = part.key
+                lsize = varint_sizes(length.astype(np.uint64))
+                encode_varints_at(out, pos + 1, length.astype(np.uint64), lsize)
+                pos = pos + 1 + lsize
+            src = decode_ragged_ranges(np.asarray(part.starts, np.int64)[here], length)
+            out[decode_ragged_ranges(pos, length)] = part.payload[src]
         at += size
     return out, offsets
 
@@ -352,6 +369,5 @@ def encode_len_fields(key: int, payload: npt.NDArray[np.uint8],
                       offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
     """Vectorised: the LEN fields ``key, len(p), p`` of the payloads ``payload[offsets[i]:
     offsets[i + 1]]``, back to back (a repeated submessage or string field)."""
-    out, _ = encode_messages(offsets.size - 1, [Part(key, payload=payload,
-                                            offsets=offsets, keep_zero=True)])
+    out, _ = encode_messages(offsets.size - 1, [Part.of(key, payload, offsets, keep_zero=True)])
     return out
