@@ -28,9 +28,7 @@ NO_STATUS = "none"
 def status_name(status: int) -> str:
     """``has_gil|on_cpu|main_thread``; ``none`` for 0; bits without a name as ``bit6``."""
     names = [flag.name.lower() for flag in ThreadStatus if status & flag]
-    known = 0
-    for flag in ThreadStatus:
-        known |= flag
+    known = sum(int(flag) for flag in ThreadStatus)
     names += [f"bit{b}" for b in range(8) if status & ~known & (1 << b)]
     return "|".join(names) or NO_STATUS
 
