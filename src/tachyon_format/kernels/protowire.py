@@ -187,8 +187,9 @@ def decode_packed_ranges(
         values[sel] |= (data[ends_at[sel] - k] & 0x7F).astype(np.uint64) << np.uint64(
             7 * (lens[sel] - 1 - k).astype(np.uint64))
     counts = np.zeros(lengths.size + 1, np.int64)
-    ends_per = np.cumsum(is_end)
-    counts[1:] = np.where(lengths > 0, ends_per[np.maximum(last, 0)], 0)
+    if data.size:
+        ends_per = np.cumsum(is_end)
+        counts[1:] = np.where(lengths > 0, ends_per[np.maximum(last, 0)], 0)
     # ranges are consecutive in `data`, so the running count at each range's end is its offset
     offsets = np.maximum.accumulate(counts)
     return offsets, values
