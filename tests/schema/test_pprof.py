@@ -74,3 +74,16 @@ def test_wire_types_of_declared_fields():
     assert spec.wire_type_of(spec.PROFILE.field("sample")) == spec.LEN
     assert spec.wire_type_of(spec.PROFILE.field("period")) == spec.VARINT
     assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == spec.LEN  # packed
+
+
+def test_generated_page_has_every_field():
+    from tests.helpers.paths import REPO
+
+    text = (REPO / "docs" / "format" / "pprof.md").read_text(encoding="utf-8")
+    for message in spec.MESSAGES:
+        section = text.split(f"\n## {message.name}\n", 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+        assert [row.split(" | ")[1] for row in rows] == [f"`{f.name}`" for f in
+                                                         message.fields]
+        assert [int(row.split(" | ")[0].strip("| ")) for row in rows] == [
+            f.number for f in message.fields]

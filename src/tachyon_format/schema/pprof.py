@@ -2,7 +2,7 @@
 
 Written by Go's ``runtime/pprof``, read by ``go tool pprof``, Grafana Pyroscope, Parca,
 Datadog and Cloud Profiler. Follows ``proto/profile.proto`` of ``google/pprof`` at commit
-``b9395ee17fa0d0013c3fd96ac9482318422ac337`` (:data:`UPSTREAM_COMMIT`); the reference
+``b9395ee17fa0d0013c3fd96ac9482318422ac337`` (``UPSTREAM_COMMIT``); the reference
 implementation is that repository's Go package ``profile`` (``encode.go``: decoding and the
 id/string-table conventions; ``profile.go``: ``CheckValid``).
 
@@ -12,11 +12,12 @@ usually gzip-compressed (``.pb.gz``); some tools write it raw, and zstd is propo
 ``ULEB128`` varints (``int64`` fields as the two's complement, ten bytes when negative),
 submessages and strings are length-delimited.
 
-The messages below are declared once, as data (:class:`Message`, :class:`Field`), with a
-doc on every field; :func:`file_descriptor` turns them into a ``FileDescriptorProto`` at run
-time and :func:`message_classes` into protobuf message classes (no ``protoc``, no generated
-``_pb2`` module). :data:`FIELD` is the wire-level view of one field, which the vectorised
-decoder (``formats/pprof/wire.py``) follows for the big repeated fields.
+The messages below are declared once, as data (``Message``, ``Field``), with a doc on every
+field; ``file_descriptor()`` turns them into a ``FileDescriptorProto`` at run time and
+``message_classes()`` into protobuf message classes (no ``protoc``, no generated ``_pb2``
+module, any protobuf version from 4.21). ``FIELD`` is the wire-level view of one field,
+which the vectorised decoder (``formats/pprof/wire.py``) follows for the big repeated
+fields.
 
 Conventions (``encode.go``): ``string_table[0]`` is ``""``; every other string field is an
 index into the table; ``id`` fields of mappings, locations and functions are nonzero and
@@ -202,7 +203,14 @@ FIELD = "One protobuf field: a key (field_number << 3 | wire_type), then its val
 )
 MESSAGE = "A message: fields back to back, in any order, until its end" * cs.GreedyRange(FIELD)
 
-VARINT, I64, LEN, I32 = 0, 1, 2, 5
+VARINT = 0
+"""Wire type of a ULEB128 value (int64 as two's complement, uint64, bool)."""
+I64 = 1
+"""Wire type of 8 little-endian bytes (unused by profile.proto)."""
+LEN = 2
+"""Wire type of a byte count and bytes: messages, strings, packed repeated scalars."""
+I32 = 5
+"""Wire type of 4 little-endian bytes (unused by profile.proto)."""
 
 
 def wire_type_of(field: Field) -> int:
