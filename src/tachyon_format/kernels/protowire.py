@@ -22,6 +22,7 @@ from .segments import decode_ragged_ranges
 
 ULEB128_MAX_BYTES = 10
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
+PEEL_ROUNDS = 8
 
 
 class WireError(ValueError):
@@ -99,6 +100,7 @@ def scan_fields(
     parts: list[tuple[np.ndarray, ...]] = []
     active = np.flatnonzero(ends > starts)
     pos = starts[active]
+    rounds = np.zeros(starts.size, np.int64)
     while active.size:
         limit = ends[active]
         key, klen, ok = decode_uleb128_from(buf, pos, limit)
@@ -130,15 +132,24 @@ def scan_fields(
         fixed = np.flatnonzero((wire == I64) | (wire == I32))
         if fixed.size:
             value[fixed] = _little_endian(buf, start[fixed], wire[fixed] == I64)
-        parts.append((active, number, wire, value, start, end))
+        parts.append((active, number, wire, value, start, end, rounds[active]))
+        rounds[active] += 1
         more = end < limit
         active, pos = active[more], end[more]
     if not parts:
         z = np.zeros(0, np.int64)
         return FieldTable(z, z, np.zeros(0, np.uint8), np.zeros(0, np.uint64), z, z)
-    columns = [np.concatenate(c) for c in zip(*parts, strict=True)]
-    order = np.argsort(columns[0], kind="stable")  # rounds are in field order already
-    return FieldTable(*(c[order] for c in columns))
+    # field k of message m goes to offset[m] + k: grouped by message without a sort
+    offset = np.zeros(starts.size + 1, np.int64)
+    np.cumsum(rounds, out=offset[1:])
+    total = int(offset[-1])
+    columns = [np.empty(total, dtype) for dtype in (np.int64, np.int64, np.uint8, np.uint64,
+                                                    np.int64, np.int64)]
+    for *values, k in parts:
+        at = offset[values[0]] + k
+        for column, value in zip(columns, values, strict=True):
+            column[at] = value
+    return FieldTable(*columns)
 
 
 def _little_endian(buf, starts, is64) -> npt.NDArray[np.uint64]:
@@ -207,13 +218,15 @@ def find_len_run(
 
     Every byte in *keys* is a candidate start; each candidate's length gives its
     successor. The run is the chain of successors from *start*. Candidates inside a field's
-    payload are never on it; the chain is taken where a running maximum of the candidates'
-    ends says they are outside every earlier field (true for all but a few stray ones), then
-    checked link by link and repaired by following the successor pointers where a stray
-    candidate broke it, so the result is exactly the sequential walk's."""
+    payload are never on it, and most are pointed to by no other candidate: a few rounds of
+    dropping candidates that nothing alive points to leave (nearly) the chain. That guess is
+    then checked link by link and repaired by following the successor pointers where a
+    stray candidate broke it, so the result is exactly the sequential walk's."""
     stop = min(buf.size, start + window)
     empty = (np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64), start)
-    cand = np.flatnonzero(np.isin(buf[start:stop], keys)).astype(np.int64) + start
+    is_key = np.zeros(256, bool)
+    is_key[list(keys)] = True
+    cand = np.flatnonzero(is_key[buf[start:stop]]).astype(np.int64) + start
     if not cand.size or cand[0] != start:
         return empty
     lengths, llen, ok = decode_uleb128_from(buf, cand + 1, np.full(cand.size, buf.size))
@@ -225,11 +238,19 @@ def find_len_run(
     at = np.searchsorted(cand, nxt_pos)
     at_c = np.minimum(at, cand.size - 1)
     nxt = np.where((nxt_pos >= 0) & (cand[at_c] == nxt_pos), at_c, -1)
-    # first guess: candidates past the end of every earlier candidate's field
-    prev_end = np.empty(cand.size, np.int64)
-    prev_end[0] = start
-    np.maximum.accumulate(np.where(ok, nxt_pos, 0)[:-1], out=prev_end[1:])
-    guess = np.flatnonzero((cand >= prev_end) & ok)
+    # first guess: the candidates reachable from the start. Stray candidates (inside some
+    # field's payload) mostly have no predecessor; peel those off, a few rounds
+    alive = ok.copy()
+    for _ in range(PEEL_ROUNDS):
+        pointed = np.zeros(cand.size, bool)
+        src = np.flatnonzero(alive & (nxt >= 0))
+        pointed[nxt[src]] = True
+        pointed[0] = True
+        peeled = alive & pointed
+        if np.array_equal(peeled, alive):
+            break
+        alive = peeled
+    guess = np.flatnonzero(alive)
     in_guess = np.full(cand.size, -1, np.int64)
     in_guess[guess] = np.arange(guess.size)
     linked = nxt[guess[:-1]] == guess[1:]
@@ -310,10 +331,12 @@ class Part:
                    **options)
 
 
-def encode_messages(n: int, parts: list[Part]) -> tuple[npt.NDArray[np.uint8],
-                                                         npt.NDArray[np.int64]]:
+def encode_messages(n: int, parts: list[Part], field_key: int | None = None
+                    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Vectorised: *n* messages made of *parts* (fields in the order given), back to back;
-    returns ``(bytes, offsets)`` with message ``i`` at ``offsets[i]:offsets[i + 1]``."""
+    returns ``(bytes, offsets)`` with message ``i`` at ``offsets[i]:offsets[i + 1]``. With
+    *field_key*, each message is written as a LEN field of that one-byte key (the key and
+    the length come first), as a repeated submessage field of the enclosing message."""
     sizes = []
     for part in parts:
         if part.values is not None:
@@ -329,10 +352,19 @@ def encode_messages(n: int, parts: list[Part]) -> tuple[npt.NDArray[np.uint8],
             present = np.ones(n, bool) if part.keep_zero else length > 0
         sizes.append(np.where(present, size, 0))
     per_message = np.sum(sizes, axis=0, dtype=np.int64) if sizes else np.zeros(n, np.int64)
+    head = 0
+    if field_key is not None:
+        body = per_message
+        head = 1 + varint_sizes(body.astype(np.uint64))
+        per_message = body + head
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(per_message, out=offsets[1:])
     out = np.empty(int(offsets[-1]), np.uint8)
     at = offsets[:-1].copy()
+    if field_key is not None:
+        out[at] = field_key
+        encode_varints_at(out, at + 1, body.astype(np.uint64), head - 1)
+        at += head
     for part, size in zip(parts, sizes, strict=True):
         here = np.flatnonzero(size)
         pos = at[here]
@@ -370,5 +402,6 @@ def encode_len_fields(key: int, payload: npt.NDArray[np.uint8],
                       offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
     """Vectorised: the LEN fields ``key, len(p), p`` of the payloads ``payload[offsets[i]:
     offsets[i + 1]]``, back to back (a repeated submessage or string field)."""
-    out, _ = encode_messages(offsets.size - 1, [Part.of(key, payload, offsets, keep_zero=True)])
+    out, _ = encode_messages(offsets.size - 1, [Part.of(0, payload, offsets, raw=True)],
+                             field_key=key)
     return out

@@ -35,6 +35,7 @@ from tachyon_format.kernels.protowire import (
     scan_fields,
 )
 from tachyon_format.kernels.segments import decode_ragged_ranges
+from tachyon_format.kernels.varint_messages import scan_varint_messages
 from tachyon_format.model import Strings
 from tachyon_format.schema import pprof as spec
 
@@ -262,24 +263,70 @@ class SampleChunk:
 
 def iter_sample_chunks(buf, starts, ends,
                        per_chunk: int = SAMPLES_PER_CHUNK) -> Iterator[SampleChunk]:
-    """Step 3: the samples in chunks of *per_chunk*."""
+    """Step 3: the samples in chunks of *per_chunk*: as one varint stream when they are
+    made of varints only (:func:`scan_varint_messages`, the usual case), else field by
+    field (:func:`scan_fields`, which also names any problem)."""
     for first in range(0, starts.size, per_chunk):
         s, e = starts[first:first + per_chunk], ends[first:first + per_chunk]
-        n = s.size
-        path = "Profile -> sample -> {} -> "
-        try:
-            ft = scan_fields(buf, s, e)
-        except WireError as exc:
-            raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
-                       exc.offset) from None
-        loc_offsets, loc_ids = repeated_uint64(
-            buf, ft.select(ft.number == 1), n, path + "location_id", first)
-        value_offsets, values = repeated_uint64(
-            buf, ft.select(ft.number == 2), n, path + "value", first)
-        label_rows = ft.select(ft.number == 3)
-        _expect_wire(label_rows, LEN, path + "label", first)
-        labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
-                              "Profile -> sample -> label")
-        yield SampleChunk(first, loc_offsets, loc_ids, value_offsets, values.view(np.int64),
-                          label_rows.message, labels)
+        lengths = e - s
+        data = buf[decode_ragged_ranges(s, lengths)]
+        offsets = np.zeros(s.size + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        chunk = _chunk_from_varints(first, data, offsets)
+        yield chunk if chunk is not None else _chunk_from_fields(first, buf, s, e)
 
+
+def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
+    fields = scan_varint_messages(data, offsets)
+    if fields is None:
+        return None
+    n = offsets.size - 1
+    v = fields.values
+    out = []
+    for number in (1, 2):
+        rows = np.flatnonzero(fields.number == number)
+        counts = fields.stop[rows] - fields.first[rows]
+        csr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(fields.message[rows], weights=counts, minlength=n).astype(
+            np.int64), out=csr[1:])
+        out += [csr, v[decode_ragged_ranges(fields.first[rows], counts)]]
+    labels = np.flatnonzero(fields.number == 3)
+    if (fields.wire_type[labels] != LEN).any():
+        return None
+    size = fields.stop[labels] - fields.first[labels]
+    if (size % 2).any():
+        return None
+    at = decode_ragged_ranges(fields.first[labels], size)
+    label_of = np.repeat(np.arange(labels.size), size)
+    keys, values, owner = v[at[0::2]], v[at[1::2]], label_of[0::2]
+    if (keys & np.uint64(7)).any():  # a label field that is not a VARINT
+        return None
+    number = (keys >> np.uint64(3)).astype(np.int64)
+    columns = {}
+    for f in spec.LABEL.fields:
+        column = np.zeros(labels.size, np.uint64)
+        sel = number == f.number
+        column[owner[sel]] = values[sel]
+        columns[f.name] = column.view(np.int64)
+    return SampleChunk(first, out[0], out[1], out[2], out[3].view(np.int64),
+                       fields.message[labels], columns)
+
+
+def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
+    n = s.size
+    path = "Profile -> sample -> {} -> "
+    try:
+        ft = scan_fields(buf, s, e)
+    except WireError as exc:
+        raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
+                   exc.offset) from None
+    loc_offsets, loc_ids = repeated_uint64(
+        buf, ft.select(ft.number == 1), n, path + "location_id", first)
+    value_offsets, values = repeated_uint64(
+        buf, ft.select(ft.number == 2), n, path + "value", first)
+    label_rows = ft.select(ft.number == 3)
+    _expect_wire(label_rows, LEN, path + "label", first)
+    labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
+                          "Profile -> sample -> label")
+    return SampleChunk(first, loc_offsets, loc_ids, value_offsets, values.view(np.int64),
+                       label_rows.message, labels)

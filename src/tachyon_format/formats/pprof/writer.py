@@ -191,7 +191,8 @@ def _string_label(strings: StringTable, key: str, values: np.ndarray, name=str):
 
 def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarray,
              is_head: np.ndarray) -> Iterator[bytes]:
-    rows, values, labels = plan["rows"], plan["values"], plan["labels"]
+    rows, values = plan["rows"], plan["values"]
+    labels = [label for label in plan["labels"] if label[2] is not None]  # per-sample ones
     stack = profile.samples.stack[rows]
     # each distinct stack's location ids, packed once
     distinct, inverse = np.unique(stack, return_inverse=True)
@@ -205,6 +206,7 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     stack_bytes, stack_byte_offsets = encode_packed(
         location_of_frame[frames[keep]].astype(np.uint64), loc_offsets)
     num_types = values.shape[1]
+    blocks = _label_blocks(plan)
     other = plan["facts"]
     if other is not None:
         label_bytes, label_starts, label_lengths = encode_kept_labels(
@@ -224,6 +226,10 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         if other is not None:
             parts.append(Part(0, payload=label_bytes, starts=label_starts[first:last],
                               lengths=label_lengths[first:last], raw=True))
+        if blocks is not None:
+            block = plan["block_of_row"][first:last]
+            parts.append(Part(0, payload=blocks[0], starts=blocks[1][block],
+                              lengths=blocks[1][block + 1] - blocks[1][block], raw=True))
         for key, string, num, unit in labels:
             z = np.zeros(n, np.uint64)
             message, moffsets = encode_messages(n, [
@@ -232,11 +238,31 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
                     np.uint64)),
                 Part(0x18, values=z if num is None else num[first:last].view(np.uint64)),
                 Part(0x20, values=np.full(n, unit, np.uint64)),
-            ])
-            parts.append(Part.of(LABEL_KEY, message, moffsets, keep_zero=True))
-        payload, poffsets = encode_messages(n, parts)
-        out, _ = encode_messages(n, [Part.of(SAMPLE_KEY, payload, poffsets, keep_zero=True)])
+            ], field_key=LABEL_KEY)
+            parts.append(Part.of(0, message, moffsets, raw=True))
+        out, _ = encode_messages(n, parts, field_key=SAMPLE_KEY)
         yield out.tobytes()
+
+
+def _label_blocks(plan: dict[str, Any]):
+    """The string labels (thread, interpreter, status: a few distinct values each) of each
+    distinct combination, encoded once: ``(bytes, offsets)``, and each sample's combination
+    in ``plan["block_of_row"]``."""
+    string_labels = [label for label in plan["labels"] if label[2] is None]
+    if not string_labels:
+        return None
+    values = np.stack([label[1] for label in string_labels], axis=1)
+    combos, first, inverse = np.unique(values, axis=0, return_index=True,
+                                       return_inverse=True)
+    plan["block_of_row"] = inverse.ravel()
+    m = combos.shape[0]
+    parts = []
+    for j, (key, _, _, _) in enumerate(string_labels):
+        message, moffsets = encode_messages(m, [
+            Part(0x08, values=np.full(m, key, np.uint64)),
+            Part(0x10, values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
+        parts.append(Part.of(0, message, moffsets, raw=True))
+    return encode_messages(m, parts)
 
 
 def encode_kept_labels(facts: PprofFacts, n: int):
@@ -250,8 +276,9 @@ def encode_kept_labels(facts: PprofFacts, n: int):
         Part(0x18, values=c["label_num"].view(np.uint64)),
         Part(0x20, values=c["label_num_unit"].view(np.uint64)),
     ])
-    fields, field_offsets = encode_messages(sample.size, [
-        Part.of(LABEL_KEY, message, moffsets, keep_zero=True)])
+    fields, field_offsets = encode_messages(sample.size, [Part.of(0, message, moffsets,
+                                                                  raw=True)],
+                                            field_key=LABEL_KEY)
     per_sample = np.zeros(n + 1, np.int64)
     np.add.at(per_sample, sample + 1, np.diff(field_offsets))
     ends = np.cumsum(per_sample)
