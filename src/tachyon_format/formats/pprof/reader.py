@@ -74,7 +74,6 @@ def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE,
     values = np.zeros((n, num_types), np.int64)
     labels = LabelColumns(tables.strings, n)
     stack_of_sample = np.full(n, -1, np.int64)
-    stack_keys: dict[bytes, int] = {}
     num_known = 0
     stack_rows: list[tuple[np.ndarray, np.ndarray]] = []  # (lengths, location rows) per chunk
     num_strings = len(tables.strings)
@@ -91,31 +90,23 @@ def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE,
             check_strings(chunk.labels[name], num_strings,
                           f"Profile -> sample -> label {{}} (of chunk {chunk.first}) -> {name}")
         labels.add(chunk.first, chunk.label_sample, chunk.labels)
+        # each chunk's distinct stacks, resolved to location rows; across chunks below
         first, inverse = unique_rows(chunk.loc_offsets, chunk.loc_ids)
-        ids = np.empty(first.size, np.int64)
-        fresh = []
         offsets, loc_ids = chunk.loc_offsets, chunk.loc_ids
-        for j, row in enumerate(first.tolist()):
-            key = loc_ids[offsets[row]:offsets[row + 1]].tobytes()
-            number = stack_keys.setdefault(key, len(stack_keys))
-            if number == len(stack_keys) - 1 and number >= num_known:
-                fresh.append(row)
-            ids[j] = number
-        num_known = len(stack_keys)
-        if fresh:
-            rows = np.asarray(fresh)
-            lengths = offsets[rows + 1] - offsets[rows]
-            run = loc_ids[decode_ragged_ranges(offsets[rows], lengths)]
-            try:
-                located = resolve(run, tables.locations["id"], "{}", zero_is_none=False)
-            except FormatError as exc:  # name the sample and the place in its list
-                at = int(exc.path)
-                i = int(np.searchsorted(np.cumsum(lengths), at, side="right"))
-                raise fail(exc.message.removeprefix("pprof: "),
-                           f"Profile -> sample -> {chunk.first + int(rows[i])} -> location_id"
-                           f" -> {at - int(np.cumsum(lengths)[i] - lengths[i])}") from None
-            stack_rows.append((lengths, located))
-        stack_of_sample[chunk.first:chunk.first + len(chunk)] = ids[inverse]
+        lengths = offsets[first + 1] - offsets[first]
+        run = loc_ids[decode_ragged_ranges(offsets[first], lengths)]
+        try:
+            located = resolve(run, tables.locations["id"], "{}", zero_is_none=False)
+        except FormatError as exc:  # name the sample and the place in its list
+            at = int(exc.path)
+            ends_at = np.cumsum(lengths)
+            i = int(np.searchsorted(ends_at, at, side="right"))
+            raise fail(exc.message.removeprefix("pprof: "),
+                       f"Profile -> sample -> {chunk.first + int(first[i])} -> location_id"
+                       f" -> {at - int(ends_at[i] - lengths[i])}") from None
+        stack_of_sample[chunk.first:chunk.first + len(chunk)] = inverse + num_known
+        num_known += first.size
+        stack_rows.append((lengths, located))
     del buf
     stacks, stack_ids = _stacks(stack_rows, location_first, location_frames)
     columns, other = labels.finish()
@@ -184,6 +175,14 @@ def _stacks(stack_rows, location_first, location_frames):
         return Stacks.empty(), np.zeros(0, np.int32)
     lengths = np.concatenate([lengths for lengths, _ in stack_rows])
     rows = np.concatenate([rows for _, rows in stack_rows])
+    if len(stack_rows) > 1:  # the same stack in several chunks: once
+        offsets = np.zeros(lengths.size + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        first, inverse = unique_rows(offsets, rows)
+        lengths, rows = lengths[first], rows[decode_ragged_ranges(offsets[first],
+                                                                  lengths[first])]
+        stacks, ids = _stacks([(lengths, rows)], location_first, location_frames)
+        return stacks, ids[inverse]
     frames_each = location_frames[rows]
     frame_ids = decode_ragged_ranges(location_first[rows], frames_each)
     per_stack = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=frames_each,

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
+from tachyon_format.kernels.segments import unique_inverse
 from tachyon_format.model import Profile
 
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
@@ -141,10 +142,7 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         rows, counts = np.arange(n), np.ones(n, np.int64)
         with_time = s.timestamp_us is not None
     else:
-        key = np.stack([s.stack.astype(np.int64), s.thread.astype(np.int64),
-                        (s.status.astype(np.int64) if s.status is not None else
-                         np.zeros(n, np.int64))])
-        _, rows, inverse = np.unique(key, axis=1, return_index=True, return_inverse=True)
+        rows, inverse = _first_of_each(s.stack, s.thread, s.status)
         counts = np.bincount(inverse.ravel(), minlength=rows.size)
         order = np.argsort(rows, kind="stable")  # first appearance
         rows, counts = rows[order], counts[order]
@@ -173,6 +171,22 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
     return {"rows": rows, "values": values, "sample_types": sample_types, "labels": labels,
             "facts": facts if facts is not None and _labels_fit(facts, n) else None}
+
+
+def _first_of_each(stack, thread, status):
+    """The first sample of each distinct (stack, thread, status), and each sample's group:
+    one integer key per sample (mixed radix), sorted once."""
+    n = stack.size
+    status = status.astype(np.int64) if status is not None else np.zeros(n, np.int64)
+    threads = int(thread.max()) + 2 if n else 1
+    if n and (int(stack.max()) + 2) * threads * 256 >= 2**63:  # (never for real profiles)
+        _, rows, inverse = np.unique(np.stack([stack, thread, status]), axis=1,
+                                     return_index=True, return_inverse=True)
+        return rows, inverse.ravel()
+    key = (stack.astype(np.int64) + 1) * threads + (thread.astype(np.int64) + 1)
+    key = key * 256 + status
+    _, rows, inverse = unique_inverse(key)
+    return rows, inverse
 
 
 def _labels_fit(facts: PprofFacts, n: int) -> bool:
