@@ -59,10 +59,7 @@ def decompress(data: bytes | memoryview, max_size: int = DEFAULT_MAX_SIZE) -> tu
                               path="max_size")
         return data, kind
     try:
-        if kind == "gzip":
-            out = _gunzip(data, max_size)
-        else:
-            out = _unzstd(data, max_size)
+        out = _gunzip(data, max_size) if kind == "gzip" else _unzstd(data, max_size)
     except (zlib.error, EOFError, ValueError) as exc:
         if isinstance(exc, FormatError):
             raise
@@ -100,7 +97,7 @@ def _gunzip(data, max_size: int) -> bytes:
             raise FormatError("pprof: gzip data ends early (truncated file?)", offset=len(data),
                               path="gzip")
         rest = memoryview(d.unused_data)
-        if not rest or not bytes(rest[:2]) == GZIP_MAGIC:
+        if not rest or bytes(rest[:2]) != GZIP_MAGIC:
             if rest and any(rest):  # trailing bytes that are not padding
                 raise FormatError("pprof: bytes after the gzip data", offset=len(data)
                                   - len(rest), path="gzip")

@@ -139,7 +139,12 @@ def _convert(key: str, value: np.ndarray, texts: list[str]) -> np.ndarray | None
         if (value < 0).any() or (value % 1000).any():
             return None
         return (value // 1000).astype(np.uint64)
-    distinct, inverse = np.unique(value, return_inverse=True)
+    # string indices are below len(texts): factorised by a table, not a sort
+    present = np.zeros(len(texts), bool)
+    present[value] = True
+    distinct = np.flatnonzero(present)
+    code = np.cumsum(present) - 1
+    inverse = code[value]
     parsed = []
     for index in distinct.tolist():
         text = texts[index]

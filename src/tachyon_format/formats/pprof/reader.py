@@ -20,7 +20,7 @@ import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels.ragged import unique_rows
-from tachyon_format.kernels.segments import decode_ragged_ranges
+from tachyon_format.kernels.segments import decode_ragged_ranges, unique_inverse
 from tachyon_format.model import (
     Frames,
     Mappings,
@@ -201,9 +201,9 @@ def _samples(stack: np.ndarray, values: np.ndarray, columns: dict[str, np.ndarra
         mapped["thread_id"] = THREAD_ID
         if INTERPRETER_ID in columns:
             mapped["interpreter_id"] = INTERPRETER_ID
-        pair = np.stack([iid.astype(np.uint64), tid]).T.copy().view(
-            [("i", np.uint64), ("t", np.uint64)]).ravel()
-        _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        _, _, tid_code = unique_inverse(tid)
+        _, _, iid_code = unique_inverse(iid)
+        _, first, inverse = unique_inverse(iid_code.astype(np.int64) * n + tid_code)
         order = np.argsort(first, kind="stable")
         rank = np.empty(order.size, np.int64)
         rank[order] = np.arange(order.size)
