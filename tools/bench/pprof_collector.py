@@ -98,5 +98,5 @@ def convert(reader_class, path: str, out: str) -> int:
     message = collector.message(message_classes(), int(info["sample_interval_us"]) * 1000,
                                 modes.get(info.get("mode"), "wall"))
     with open(out, "wb") as f:
-        f.write(gzip.compress(message.SerializeToString(), 6))
+        f.write(gzip.compress(message.SerializeToString(), 1))  # as ours and Go's runtime
     return count

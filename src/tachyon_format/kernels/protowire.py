@@ -282,10 +282,14 @@ def find_len_run(
 
 
 def varint_sizes(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
-    """Vectorised: bytes of the canonical ULEB128 of each value (1 to 10)."""
+    """Vectorised: bytes of the canonical ULEB128 of each value (1 to 10); one compare per
+    byte that the largest value needs."""
     v = np.asarray(values, np.uint64)
     sizes = np.ones(v.size, np.int64)
+    top = int(v.max()) if v.size else 0
     for k in range(1, ULEB128_MAX_BYTES):
+        if top < 1 << (7 * k):
+            break
         sizes += v >= (np.uint64(1) << np.uint64(7 * k))
     return sizes
 
@@ -293,15 +297,19 @@ def varint_sizes(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
 def encode_varints_at(out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
                       values: npt.NDArray[np.uint64], sizes: npt.NDArray[np.int64]) -> None:
     """Vectorised: write the canonical ULEB128 of ``values[i]`` (``sizes[i]`` bytes, from
-    :func:`varint_sizes`) at ``out[at[i]:]``."""
-    sel = np.arange(values.size)
-    v = np.asarray(values, np.uint64).copy()
-    k = 0
+    :func:`varint_sizes`) at ``out[at[i]:]``: every first byte in one pass, then only the
+    longer values, byte by byte."""
+    v = np.asarray(values, np.uint64)
+    first = (v & np.uint64(0x7F)).astype(np.uint8)
+    first[sizes > 1] |= 0x80
+    out[at] = first
+    sel = np.flatnonzero(sizes > 1)
+    k = 1
     while sel.size:
         more = sizes[sel] > k + 1
-        out[at[sel] + k] = (v[sel] & np.uint64(0x7F)).astype(np.uint8) | np.where(
-            more, 0x80, 0).astype(np.uint8)
-        v[sel] >>= np.uint64(7)
+        byte = ((v[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        byte[more] |= 0x80
+        out[at[sel] + k] = byte
         sel = sel[more]
         k += 1
 
