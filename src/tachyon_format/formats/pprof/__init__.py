@@ -30,9 +30,20 @@ def write(profile, destination, **options: Any) -> None:
 
 
 def validate(source, **options: Any) -> list[str]:
-    from .validation import problems
+    """Every problem found reading *source* (the first that stops the reader; pprof's
+    ``CheckValid`` and the decoder's checks, see ``validation.py``); never raises on
+    malformed input."""
+    from tachyon_format.errors import FormatError
 
-    return problems(source, **options)
+    from .reader import read
+
+    try:
+        read(source, **options)
+    except FormatError as exc:
+        return [str(exc)]
+    except OSError as exc:
+        return [f"cannot read: {exc}"]
+    return []
 
 
 def info(source) -> dict[str, Any]:

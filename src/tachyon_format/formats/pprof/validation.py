@@ -12,11 +12,7 @@ location_id -> 3``) and the byte offset in the decompressed message where known.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-
-from tachyon_format.errors import FormatError
 
 from .wire import Tables, fail
 
@@ -87,18 +83,3 @@ def check_tables(tables: Tables) -> None:
     scalars += [v for st in head.sample_type for v in (st.type, st.unit)]
     check_strings(np.asarray(scalars, np.int64), n, "Profile -> string index {}")
 
-
-def problems(source: Any, **options: Any) -> list[str]:
-    """``validate()``: every problem found reading *source* (at most the first one of the
-    file's structure); never raises on malformed input."""
-    from .reader import read
-
-    try:
-        read(source, **options)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    except (MemoryError, RecursionError) as exc:  # pragma: no cover - resource limits
-        return [f"{type(exc).__name__}: {exc}"]
-    return []
