@@ -64,12 +64,13 @@ def decompress(data: bytes | memoryview, max_size: int = DEFAULT_MAX_SIZE) -> tu
     except (zlib.error, EOFError, ValueError) as exc:
         if isinstance(exc, FormatError):
             raise
-        raise FormatError(f"pprof: corrupt {kind} data ({exc})", offset=0,
+        raise FormatError(f"pprof: corrupt {kind}-compressed data ({exc})", offset=0,
                           path=kind) from None
     except Exception as exc:  # zstd's own error type
         if type(exc).__name__ != "ZstdError":
             raise
-        raise FormatError(f"pprof: corrupt zstd data ({exc})", offset=0, path=kind) from None
+        raise FormatError(f"pprof: corrupt zstd-compressed data ({exc})", offset=0,
+                          path=kind) from None
     return out, kind
 
 
