@@ -152,3 +152,40 @@ def test_status_names_reject_noise():
     assert parse_status("has_gil|has_gil") is None
     assert parse_status("on_cpu|has_gil") is None  # not the canonical order
     assert parse_status("running") is None
+
+
+def _datadog_like(thread_labels):
+    from tachyon_format.schema.pprof import message_classes
+
+    p = message_classes()["Profile"](string_table=[
+        "", "samples", "count", "f", "a.py", "thread id", "7", "8", "end_timestamp_ns",
+        "nanoseconds", "0x10"])
+    p.sample_type.add(type=1, unit=2)
+    p.function.add(id=1, name=3, filename=4)
+    p.location.add(id=1).line.add(function_id=1, line=3)
+    for i, thread in enumerate(thread_labels):
+        sample = p.sample.add(location_id=[1], value=[1])
+        if thread is not None:
+            sample.label.add(key=5, str=thread)
+        sample.label.add(key=8, num=1_000_000 * (i + 1), num_unit=9)
+    return p.SerializeToString()
+
+
+def test_datadog_thread_labels_become_threads_and_come_back():
+    data = _datadog_like([6, 7, 6])
+    profile = tachyon_format.read(data)
+    assert profile.extras["pprof"].mapped_labels == {"thread_id": "thread id",
+                                                     "timestamp": "end_timestamp_ns"}
+    assert profile.threads.thread_id.tolist() == [7, 8]
+    assert profile.samples.thread.tolist() == [0, 1, 0]
+    assert profile.samples.timestamp_us.tolist() == [1000, 2000, 3000]
+    assert canonical(dumps(profile)) == canonical(data)  # no interpreter id label added
+
+
+@pytest.mark.parametrize("threads", [[6, None, 6], [6, 10, 6]], ids=["missing", "not-decimal"])
+def test_thread_labels_that_cannot_be_columns_stay_labels(threads):
+    data = _datadog_like(threads)
+    profile = tachyon_format.read(data)
+    assert "thread_id" not in profile.extras["pprof"].mapped_labels
+    assert (profile.samples.thread == -1).all()
+    assert canonical(dumps(profile)) == canonical(data)
