@@ -56,7 +56,7 @@ def decode_varint_stream(data: npt.NDArray[np.uint8]):
         if not sel.size:
             break
         values[sel] = (values[sel] << np.uint64(7)) | (data[ends[sel] - k] & 0x7F)
-    ended_before = np.zeros(data.size + 1, np.int64)
+    ended_before = np.zeros(data.size + 1, np.int32 if data.size < 2**31 else np.int64)
     np.cumsum(is_end, out=ended_before[1:])
     return values, ends, ended_before
 

@@ -27,6 +27,8 @@ GZIP_LEVEL = 1
 """gzip's fastest level, as Go's runtime writes its profiles (``runtime/pprof``:
 ``gzip.BestSpeed``): files a few percent larger, written several times faster."""
 ZSTD_LEVEL = 3
+CHUNK = 1 << 22
+"""Decompressed bytes per step."""
 SNIFF_OUTPUT = 64
 """Decompressed bytes that sniffing looks at."""
 
@@ -79,22 +81,28 @@ def _too_big(kind: str, max_size: int) -> FormatError:
                        "(max_size)", path=kind)
 
 
-def _gunzip(data, max_size: int) -> bytes:
-    """Every gzip member, as Go's gzip reader (multistream) reads them, capped."""
-    parts: list[bytes] = []
-    total = 0
+def _gunzip(data, max_size: int) -> bytearray:
+    """Every gzip member, as Go's gzip reader (multistream) reads them, capped. Into one
+    buffer sized from the last member's ISIZE trailer (the size mod 2**32; a wrong guess only
+    costs a resize), so the message is never held twice."""
+    guess = int.from_bytes(bytes(data[-4:]), "little") if len(data) >= 4 else 0
+    out = bytearray(min(guess, max_size, 1032 * len(data)))  # deflate: at most ~1032:1
+    size = 0
     rest = memoryview(data)
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        chunk = d.decompress(rest, max_size - total + 1)
-        total += len(chunk)
-        parts.append(chunk)
-        while d.unconsumed_tail and total <= max_size:
-            chunk = d.decompress(d.unconsumed_tail, max_size - total + 1)
-            total += len(chunk)
-            parts.append(chunk)
-        if total > max_size:
-            raise _too_big("gzip", max_size)
+        pending = rest
+        while True:
+            chunk = d.decompress(pending, min(CHUNK, max_size - size + 1))
+            if size + len(chunk) > len(out):
+                out.extend(bytes(size + len(chunk) - len(out)))
+            out[size:size + len(chunk)] = chunk
+            size += len(chunk)
+            if size > max_size:
+                raise _too_big("gzip", max_size)
+            pending = d.unconsumed_tail
+            if not pending and (d.eof or not chunk):
+                break
         if not d.eof:
             raise FormatError("pprof: gzip data ends early (truncated file?)", offset=len(data),
                               path="gzip")
@@ -103,30 +111,26 @@ def _gunzip(data, max_size: int) -> bytes:
             if rest and any(rest):  # trailing bytes that are not padding
                 raise FormatError("pprof: bytes after the gzip data", offset=len(data)
                                   - len(rest), path="gzip")
-            return b"".join(parts)
+            del out[size:]
+            return out
 
 
-def _unzstd(data, max_size: int) -> bytes:
+def _unzstd(data, max_size: int) -> bytearray:
     zstd = _zstd()
-    parts: list[bytes] = []
-    total = 0
+    out = bytearray()
     rest = bytes(data)
     while rest:
         d = zstd.ZstdDecompressor()
-        chunk = d.decompress(rest, max_length=max_size - total + 1)
-        total += len(chunk)
-        parts.append(chunk)
-        while not d.eof and total <= max_size and not d.needs_input:
-            chunk = d.decompress(b"", max_length=max_size - total + 1)
-            total += len(chunk)
-            parts.append(chunk)
-        if total > max_size:
+        out += d.decompress(rest, max_length=max_size - len(out) + 1)
+        while not d.eof and len(out) <= max_size and not d.needs_input:
+            out += d.decompress(b"", max_length=max_size - len(out) + 1)
+        if len(out) > max_size:
             raise _too_big("zstd", max_size)
         if not d.eof:
             raise FormatError("pprof: zstd data ends early (truncated file?)", offset=len(data),
                               path="zstd")
         rest = d.unused_data
-    return b"".join(parts)
+    return out
 
 
 def compress(message: bytes, compression: Compression = "gzip", level: int | None = None

@@ -42,8 +42,10 @@ from tachyon_format.schema import pprof as spec
 RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "string_table"}
 """Top-level repeated LEN fields read as vectorised runs."""
 RUN_KEYS = tuple(number << 3 | LEN for number in RUN_FIELDS)
-SAMPLES_PER_CHUNK = 1 << 16
+SAMPLES_PER_CHUNK = 1 << 15
 FIRST_WINDOW = 1 << 12
+MAX_WINDOW = 1 << 23
+"""Bytes a run search looks at, at most: bounds its candidate arrays."""
 
 
 @dataclass
@@ -76,7 +78,7 @@ def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
                     mine = keys == run_key
                     runs[run_key >> 3].append((starts[mine], ends[mine]))
                 # a run that reached the window's end probably goes on: look further next time
-                window = min(window * 4, 1 << 26) if nxt >= pos + window // 2 else FIRST_WINDOW
+                window = min(window * 4, MAX_WINDOW) if nxt >= pos + window // 2 else FIRST_WINDOW
                 pos = nxt
                 continue
         start = pos
