@@ -189,3 +189,23 @@ def test_thread_labels_that_cannot_be_columns_stay_labels(threads):
     assert "thread_id" not in profile.extras["pprof"].mapped_labels
     assert (profile.samples.thread == -1).all()
     assert canonical(dumps(profile)) == canonical(data)
+
+
+def test_frames_without_names_are_locations_without_lines():
+    """A profile of addresses only (as gperftools gives before symbolization): pprof's
+    unsymbolized Locations, with the address and the mapping."""
+    from tachyon_format.schema.pprof import message_classes
+
+    p = message_classes()["Profile"](string_table=["", "samples", "count", "/bin/app"])
+    p.sample_type.add(type=1, unit=2)
+    p.mapping.add(id=1, memory_start=0x1000, memory_limit=0x9000, filename=3)
+    p.location.add(id=1, mapping_id=1, address=0x1234)
+    p.location.add(id=2, mapping_id=1, address=0x2345)
+    p.sample.add(location_id=[1, 2], value=[4])
+    profile = tachyon_format.read(p.SerializeToString())
+    del profile.extras["pprof"]  # as another format would give it: frames, no pprof facts
+    msg = message_of(dumps(profile))
+    assert [(loc.address, len(loc.line), loc.mapping_id) for loc in msg.location] == [
+        (0x1234, 0, 1), (0x2345, 0, 1)]
+    assert len(msg.function) == 0
+    assert list(msg.sample[0].location_id) == [1, 2]

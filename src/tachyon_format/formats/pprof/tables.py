@@ -93,30 +93,38 @@ def encode_tables(profile: Profile, facts: PprofFacts | None,
 def _tables_made(profile: Profile, strings: StringTable) -> EncodedTables:
     frames = profile.frames
     n = len(frames)
-    pair = np.stack([frames.funcname.astype(np.int64), frames.filename.astype(np.int64)])
-    if n:
+    # a frame with neither name nor file (an unsymbolized address) gets a Location without
+    # lines, as pprof writes them; the others one Line of the Function (name, file)
+    raws = profile.strings.raws()
+    named = np.fromiter((bool(raws[a]) or bool(raws[b]) for a, b in zip(
+        frames.funcname.tolist(), frames.filename.tolist(), strict=True)), bool, n)
+    rows = np.flatnonzero(named)
+    pair = np.stack([frames.funcname[rows].astype(np.int64),
+                     frames.filename[rows].astype(np.int64)])
+    if rows.size:
         _, first, inverse = np.unique(pair, axis=1, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         rank = np.empty(order.size, np.int64)
         rank[order] = np.arange(order.size)
-        function_of_frame = rank[inverse.ravel()]
-        fn_first = first[order]
+        function_of_line = rank[inverse.ravel()]
+        fn_first = rows[first[order]]
     else:
-        function_of_frame = fn_first = np.zeros(0, np.int64)
+        function_of_line = fn_first = np.zeros(0, np.int64)
     functions = _encode_functions(
         np.arange(1, fn_first.size + 1, dtype=np.uint64),
         strings.rows(frames.funcname[fn_first]), np.zeros(fn_first.size, np.int64),
         strings.rows(frames.filename[fn_first]), np.zeros(fn_first.size, np.int64))
-    line = np.where(frames.lineno > 0, frames.lineno, 0).astype(np.int64)
-    column = np.where(frames.column >= 0, frames.column.astype(np.int64) + 1, 0)
+    line = np.where(frames.lineno > 0, frames.lineno, 0).astype(np.int64)[rows]
+    column = np.where(frames.column >= 0, frames.column.astype(np.int64) + 1, 0)[rows]
     mapping_id = (frames.mapping.astype(np.int64) + 1 if frames.mapping is not None
                   else np.zeros(n, np.int64))
     address = frames.address if frames.address is not None else np.zeros(n, np.uint64)
     location_of_frame = np.arange(1, n + 1, dtype=np.uint64)
+    line_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(named, out=line_offsets[1:])
     locations = _encode_locations(
         location_of_frame, mapping_id.astype(np.uint64), address, np.zeros(n, bool),
-        np.arange(n + 1, dtype=np.int64), function_of_frame.astype(np.uint64) + 1, line,
-        column)
+        line_offsets, function_of_line.astype(np.uint64) + 1, line, column)
     m = profile.mappings
     mappings = _encode_mappings(profile, np.arange(1, len(m) + 1), None, strings)
     return EncodedTables(mappings, locations, functions, location_of_frame, np.ones(n, bool))
