@@ -175,16 +175,9 @@ def _stacks(stack_rows, location_first, location_frames):
         return Stacks.empty(), np.zeros(0, np.int32)
     lengths = np.concatenate([lengths for lengths, _ in stack_rows])
     rows = np.concatenate([rows for _, rows in stack_rows])
-    if len(stack_rows) > 1:  # the same stack in several chunks: once
-        offsets = np.zeros(lengths.size + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        first, inverse = unique_rows(offsets, rows)
-        lengths, rows = lengths[first], rows[decode_ragged_ranges(offsets[first],
-                                                                  lengths[first])]
-        stacks, ids = _stacks([(lengths, rows)], location_first, location_frames)
-        return stacks, ids[inverse]
+    # (a stack seen in several chunks is listed once per chunk; the tree merges them)
     frames_each = location_frames[rows]
-    frame_ids = decode_ragged_ranges(location_first[rows], frames_each)
+    frame_ids = decode_ragged_ranges(location_first[rows], frames_each).astype(np.int32)
     per_stack = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=frames_each,
                             minlength=lengths.size).astype(np.int64)
     offsets = np.zeros(lengths.size + 1, np.int64)

@@ -142,10 +142,8 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         rows, counts = np.arange(n), np.ones(n, np.int64)
         with_time = s.timestamp_us is not None
     else:
-        rows, inverse = _first_of_each(s.stack, s.thread, s.status)
-        counts = np.bincount(inverse.ravel(), minlength=rows.size)
-        order = np.argsort(rows, kind="stable")  # first appearance
-        rows, counts = rows[order], counts[order]
+        rows, group = _first_of_each(s.stack, s.thread, s.status)
+        counts = np.bincount(group, minlength=rows.size)
         with_time = False
     if s.values is None:
         sample_types = meta.sample_types
@@ -174,19 +172,32 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
 
 
 def _first_of_each(stack, thread, status):
-    """The first sample of each distinct (stack, thread, status), and each sample's group:
-    one integer key per sample (mixed radix), sorted once."""
+    """The first sample of each distinct (stack, thread, status), in order of appearance,
+    and each sample's group. One integer key per sample (mixed radix over the statuses and
+    threads that occur); a table over the key range when it is small, else a sort."""
     n = stack.size
-    status = status.astype(np.int64) if status is not None else np.zeros(n, np.int64)
+    status = status if status is not None else np.zeros(n, np.uint8)
+    status_code = np.zeros(256, np.int64)
+    seen = np.zeros(256, bool)
+    seen[status] = True
+    status_code[seen] = np.arange(int(seen.sum()))
+    num_status = max(int(seen.sum()), 1)
     threads = int(thread.max()) + 2 if n else 1
-    if n and (int(stack.max()) + 2) * threads * 256 >= 2**63:  # (never for real profiles)
-        _, rows, inverse = np.unique(np.stack([stack, thread, status]), axis=1,
-                                     return_index=True, return_inverse=True)
-        return rows, inverse.ravel()
-    key = (stack.astype(np.int64) + 1) * threads + (thread.astype(np.int64) + 1)
-    key = key * 256 + status
-    _, rows, inverse = unique_inverse(key)
-    return rows, inverse
+    span = (int(stack.max()) + 2 if n else 1) * threads * num_status
+    key = ((stack.astype(np.int64) + 1) * threads + (thread.astype(np.int64) + 1)) * \
+        num_status + status_code[status]
+    if span <= 8 * n + 1024:  # a table over the keys: no sort
+        present = np.zeros(span, bool)
+        present[key] = True
+        group = (np.cumsum(present) - 1)[key]
+        first = np.empty(int(present.sum()), np.int64)
+        first[group[::-1]] = np.arange(n - 1, -1, -1)  # the last write is the first sample
+    else:
+        _, first, group = unique_inverse(key)
+    order = np.argsort(first, kind="stable")  # groups in order of first appearance
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[group]
 
 
 def _labels_fit(facts: PprofFacts, n: int) -> bool:
