@@ -16,6 +16,7 @@ from pathlib import Path
 import construct as cs
 import pytest
 
+from tachyon_format.schema import gperftools as G
 from tachyon_format.schema import primitives
 from tachyon_format.schema import tachyon as T
 from tests.helpers.paths import REPO
@@ -90,21 +91,38 @@ def test_pages_say_they_are_generated_and_name_no_local_path():
         assert str(REPO) not in text and str(Path.home()) not in text, name
 
 
+def declarations(module) -> list[str]:
+    """Module-level constructs and cached factories of *module* (not imported ones)."""
+    declared = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or name.endswith("_COMPILED") or name in vars(primitives):
+            continue
+        factory = inspect.isfunction(getattr(value, "__wrapped__", None)) and (
+            value.__module__ == module.__name__)
+        if isinstance(value, cs.Construct) or factory:
+            declared.append(name)
+    return declared
+
+
 def test_every_declaration_has_a_table():
     headings = {
         line[3:] for text in specgen.render().values() for line in text.splitlines()
         if line.startswith("## ")
     }
-    declared = []
-    for name, value in vars(T).items():
-        if name.startswith("_") or name.endswith("_COMPILED") or name in vars(primitives):
-            continue
-        factory = inspect.isfunction(getattr(value, "__wrapped__", None)) and (
-            value.__module__ == T.__name__)
-        if isinstance(value, cs.Construct) or factory:
-            declared.append(name)
+    declared = declarations(T)
     assert len(declared) >= 17
     assert [name for name in declared if name not in headings] == []
+
+
+def test_every_gperftools_declaration_has_a_table_on_its_page():
+    text = specgen.render()["gperftools.md"]
+    headings = {line[3:] for line in text.splitlines() if line.startswith("## ")}
+    declared = declarations(G)
+    assert sorted(declared) == ["header", "profile", "record", "trailer"]
+    assert set(declared) <= headings
+    patterns = [name for name, value in vars(G).items() if isinstance(value, re.Pattern)]
+    assert len(patterns) == 7
+    assert [name for name in patterns if f"| `{name}` |" not in text] == []
 
 
 # --- the hand-written pages and the links between pages -----------------------------------------
@@ -300,3 +318,20 @@ def test_enum_tables(heading, names):
     assert column(text, heading, 0) == [f"`{n}`" for n in names]
     assert column(text, heading, 1) == [
         str(i) if heading == "Encoding" else str(1 << i) for i in range(len(names))]
+
+
+def test_gperftools_tables_match_the_spec():
+    """The spec (gperftools docs/cpuprofile-fileformat.adoc) counts in slots (words): header
+    slots 0..4, a record's count, num_pcs and pcs from slot 2, a three-slot trailer."""
+    text = committed("gperftools.md")
+    assert column(text, "header", 0) == ["0", "1", "2", "3", "4"]
+    assert column(text, "header", 1) == [f"`{n}`" for n in (
+        "header_count", "num_header_slots", "version", "period_us", "padding")]
+    assert column(text, "header", 2)[1] == "const 0x00000003, word (native order)"
+    assert column(text, "record", 0) == ["0", "1", "2"]
+    assert column(text, "record", 2)[2] == "word (native order) × num_pcs"
+    assert column(text, "trailer", 2) == [
+        f"const 0x0000000{v}, word (native order)" for v in (0, 1, 0)]
+    assert column(text, "profile", 0) == ["0", "5", "-"]
+    assert "Size: 5 words (20 or 40 bytes)." in text
+    assert "[gperftools CPU profile](gperftools.md)" in committed("index.md")

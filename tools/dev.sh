@@ -75,10 +75,10 @@ test)
         echo "warning: no reference CPython 3.15; tests that need it will be skipped" >&2
         reference=""
     fi
-    .venv/bin/python -m pytest -q -p no:cacheprovider
+    .venv/bin/python -m pytest -q -p no:cacheprovider --slow
     if [ -n "$reference" ]; then
         reference_env "$reference"
-        .venv-3.15/bin/python -m pytest -q -p no:cacheprovider
+        .venv-3.15/bin/python -m pytest -q -p no:cacheprovider --slow
     fi
     ;;
 *)

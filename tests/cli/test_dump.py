@@ -31,3 +31,9 @@ def test_a_closed_pipe_is_not_an_error():
         shell=True, capture_output=True, text=True, check=True)
     assert run.stdout.count("\n") == 1
     assert run.stderr == ""
+
+
+def test_a_profile_without_timestamps_is_refused_in_words(capsys):
+    path = DATA_DIR / "gperftools" / "libprofiler_mixed.prof"
+    assert main(["dump", str(path)]) == 1
+    assert "with their time and status" in capsys.readouterr().err

@@ -36,3 +36,16 @@ def test_hash_table_is_one_to_one_and_extends(count, first, seed):
     assert np.unique(table).size == count
     whole = hashing.hash_table(first + count, seed)
     assert (whole[first:] == table).all()
+
+
+@given(st.integers(0, U64), st.integers(0, 300))
+def test_geometric_matches_pow(ratio, count):
+    got = hashing.geometric(ratio, count)
+    assert got.tolist() == [pow(ratio, g, 1 << 64) for g in range(count)]
+
+
+@given(st.integers(0, U64), st.lists(st.integers(0, 2**33 - 1), max_size=20))
+def test_power_table_matches_pow(base, exponents):
+    table = hashing.PowerTable(base)
+    assert table(np.array(exponents, np.int64)).tolist() == [
+        pow(base, e, 1 << 64) for e in exponents]

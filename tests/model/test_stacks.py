@@ -75,3 +75,12 @@ def test_bad_csr_is_refused():
         Stacks.from_csr([0, 2, 1], [1, 2])
     with pytest.raises(ValueError):
         Stacks.from_csr([0, 1], [-1])
+
+
+@given(stack_lists, st.lists(st.booleans(), min_size=7, max_size=7))
+def test_without_frames(stacks, drop):
+    tree, ids = Stacks.from_lists(stacks)
+    new_tree, new_ids = tree.without_frames(np.array(drop), ids)
+    expected = [tuple(f for f in s if not drop[f]) for s in stacks]
+    assert [tuple(new_tree.frames_of(i)) for i in new_ids.tolist()] == expected
+    assert all((i == -1) == (not e) for i, e in zip(new_ids.tolist(), expected, strict=True))

@@ -23,6 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         print(f"tachyon-format: {args.file}: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a request the input cannot satisfy (e.g. no timestamps)
+        print(f"tachyon-format: {args.file}: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`: not an error
         # Python would report the failed flush of stdout at exit; point it at devnull
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

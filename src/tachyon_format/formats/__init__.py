@@ -51,12 +51,15 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
                (".bin", ".tachyon"), "tachyon_format.formats.tachyon"),
+        Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
+               "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools"),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof"),
     )
 }
-"""Formats by name, in the order content sniffing tries them."""
+"""Formats by name, in the order content sniffing tries them (pprof last: a raw protobuf
+message has no magic, so its sniffing is the loosest)."""
 
 
 def format_for_extension(filename: str) -> Format | None:

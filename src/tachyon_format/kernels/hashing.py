@@ -48,3 +48,36 @@ def group_by_hash(
     del high
     keys &= low
     return keys.view(np.intp), head  # (indices below 2**63: the same bits)
+
+
+def geometric(ratio: int, count: int) -> npt.NDArray[np.uint64]:
+    """Vectorised: ``ratio**g`` mod 2**64 for g below *count* (as an outer product of two
+    short running products: one long running product costs about 5 ns per value)."""
+    side = max(1, int(count**0.5) + 1)
+    small, big = (np.full(side, r, np.uint64) for r in (ratio, pow(ratio, side, 1 << 64)))
+    small[0] = big[0] = 1
+    for part in (small, big):
+        np.multiply.accumulate(part, out=part)  # (wraps mod 2**64)
+    return np.multiply.outer(big, small).reshape(-1)[:count].copy()
+
+
+class PowerTable:
+    """``base**e`` mod 2**64 for whole arrays of exponents below 2**33, as a product of three
+    lookups in tables of 2**11 entries (the exponent's three 11-bit digits)."""
+
+    BITS = 11  # 3 tables of 2**11 uint64 (48 KB): small enough to stay in cache
+
+    def __init__(self, base: int) -> None:
+        size = 1 << self.BITS
+        self.base = base
+        self.tables = tuple(geometric(pow(base, 1 << (k * self.BITS), 1 << 64), size)
+                            for k in range(3))
+
+    def __call__(self, exponent: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+        """Vectorised: ``base**exponent`` mod 2**64 (a new array)."""
+        e = np.asarray(exponent, np.int64)
+        mask = (1 << self.BITS) - 1
+        out = self.tables[0][e & mask]
+        out *= self.tables[1][(e >> self.BITS) & mask]
+        out *= self.tables[2][e >> (2 * self.BITS)]
+        return out

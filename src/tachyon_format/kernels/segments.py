@@ -129,3 +129,215 @@ def previous_below(
         q -= np.left_shift(skip, k, dtype=q.dtype)
     j[todo] = q
     return np.where(j >= 0, j, -1)
+
+
+def last_per_group(keys: npt.NDArray, order: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """Vectorised: index of the last occurrence of each distinct key (in key order), given a
+    stable argsort *order* of *keys*."""
+    k = keys[order]
+    return order[np.flatnonzero(np.r_[k[1:] != k[:-1], True])] if k.size else order
+
+
+def first_false(ok: npt.NDArray[np.bool_]) -> int:
+    """Vectorised: index of the first False in *ok*, or its size when all are True."""
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else int(ok.size)
+
+
+def group_blocks(counts: npt.NDArray[np.integer], block: int) -> list[tuple[int, int, int, int]]:
+    """Blocks of consecutive groups holding about *block* items each, as
+    ``(first group, end group, first item, end item)``: each block ends with the group that
+    reaches the next multiple of *block* items, so a block holds at most *block* items plus
+    its last group's (a group larger than *block* makes a block of its own). Callers use it
+    to bound the memory of temporaries per item."""
+    cum = np.cumsum(counts)
+    total = int(cum[-1]) if cum.size else 0
+    if total <= block:
+        return [(0, int(counts.size), 0, total)]
+    ends = np.r_[np.searchsorted(cum, np.arange(block, total, block)) + 1, counts.size]
+    ends = ends[np.r_[True, ends[1:] != ends[:-1]]].tolist()
+    out, ga, ia = [], 0, 0
+    for gb in ends:
+        ib = int(cum[gb - 1])
+        out.append((ga, gb, ia, ib))
+        ga, ia = gb, ib
+    return out
+
+
+def chain_from_first(
+    positions: npt.NDArray[np.integer], targets: npt.NDArray[np.integer], size: int
+) -> npt.NDArray[np.intp]:
+    """Vectorised: indices of the *positions* (sorted, distinct, below *size*) reachable from
+    the first one by following ``targets`` (each the position it points to, at most
+    ``size + 1``; a target that is no position ends the chain), in order.
+
+    Positions that no surviving position points to are pruned until nothing changes; what is
+    left is exactly the chain (every survivor has a surviving predecessor, so it is
+    reachable). Membership is marked in a byte map of *size* + 2 entries, and each round works
+    on the survivors only. After a few rounds (a long run of false positions: each round
+    only prunes one more of its links) the pointers are walked one by one."""
+    mark = np.zeros(size + 2, bool)
+    index = np.arange(positions.size)
+    for _ in range(8):  # rounds before walking; real chains settle in two or three
+        mark[targets] = True
+        pointed = mark[positions]
+        mark[targets] = False
+        pointed[0] = True
+        if pointed.all():
+            return index
+        keep = np.flatnonzero(pointed)  # integer gathers beat boolean masks here
+        index, positions, targets = index[keep], positions[keep], targets[keep]
+    landing = np.searchsorted(positions, targets).tolist()  # where each pointer would land
+    pos_list, target_list = positions.tolist(), targets.tolist()
+    walk = [0]
+    while True:
+        i = landing[walk[-1]]
+        if i >= len(pos_list) or pos_list[i] != target_list[walk[-1]]:
+            return index[walk]
+        walk.append(i)
+
+
+def decode_group_max_plus(
+    keys: npt.NDArray[np.integer],
+    order: npt.NDArray[np.intp],
+    add: npt.NDArray[np.int64],
+    floor: npt.NDArray[np.int64],
+    reset: npt.NDArray[np.bool_],
+    carry: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Vectorised: a running value per group *key* (rows into *carry*, where each group
+    starts), stepped by every element in turn: ``x = floor`` where *reset*, else
+    ``x = max(x + add, floor)``. Returns the value before and after each element.
+
+    *order* is a stable argsort of *keys*. The values and the running sums of *add* must
+    fit in int64.
+
+    Composed maps ``max(x + a, b)`` stay of that form, so within a run that starts at a
+    reset or at a group's first element, with ``A`` the running sum of *add*, the value is
+    ``max(x0 + A, A + max(floor - A so far))``: two cumulative sums and one running
+    maximum, kept apart per run by adding the run number times the spread of the values."""
+    n = keys.size
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    k = keys[order]
+    head = np.r_[True, k[1:] != k[:-1]]
+    rs = reset[order]
+    run_start = head | rs
+    run = np.cumsum(run_start)
+    run -= 1
+    a = np.where(rs, 0, add[order])
+    acc = np.cumsum(a)
+    run_first = np.flatnonzero(run_start)
+    run_len = np.diff(np.r_[run_first, n])
+    acc -= np.repeat(acc[run_first] - a[run_first], run_len)  # running sums from each run
+    f = floor[order]
+    x0 = np.where(rs[run_first], f[run_first], carry[k[run_first]])
+    gap = f - acc
+    lo = min(int(gap.min()), int(x0.min()))
+    span = int(gap.max()) - lo + 1  # runs apart by more than the spread of the values
+    if span * (n + 1) >= 1 << 62:  # too far apart to keep runs apart in int64: by halves
+        return _group_max_plus_halves(keys, add, floor, reset, carry)
+    # a reset's floor is already its run's x0: below everything else in the running maximum
+    v = np.where(run_start & rs, np.int64(lo - span), gap)
+    offset = run.astype(np.int64) * span
+    best = np.maximum.accumulate(v + offset)
+    best -= offset
+    after_s = np.maximum(np.repeat(x0, run_len) + acc, acc + best)
+    before_s = np.where(head, carry[k], np.r_[np.int64(0), after_s[:-1]])
+    before = np.empty(n, np.int64)
+    after = np.empty(n, np.int64)
+    before[order] = before_s
+    after[order] = after_s
+    return before, after
+
+
+def _group_max_plus_halves(keys, add, floor, reset, carry):
+    """:func:`decode_group_max_plus` of the first half of the elements, then of the rest
+    from the values the first half left; one element directly."""
+    if keys.size == 1:
+        x = carry[keys[0]]
+        return np.array([x]), np.array([floor[0] if reset[0] else max(x + add[0], floor[0])])
+    h = keys.size // 2
+    order = np.argsort(keys[:h], kind="stable")
+    before, after = decode_group_max_plus(keys[:h], order, add[:h], floor[:h], reset[:h], carry)
+    carry = carry.copy()
+    last = last_per_group(keys[:h], order)
+    carry[keys[:h][last]] = after[last]
+    rest = decode_group_max_plus(keys[h:], np.argsort(keys[h:], kind="stable"), add[h:],
+                                 floor[h:], reset[h:], carry)
+    return np.r_[before, rest[0]], np.r_[after, rest[1]]
+
+
+def group_forward_fill(
+    keys: npt.NDArray[np.integer],
+    order: npt.NDArray[np.intp],
+    has_value: npt.NDArray[np.bool_],
+    values: npt.NDArray,
+    carry: npt.NDArray,
+) -> npt.NDArray:
+    """Vectorised: per element, its own value where *has_value*, else the value of the
+    latest earlier element of its group (*keys*, rows into *carry*) that has one, else
+    ``carry[key]``. *order* is a stable argsort of *keys*; the result has *carry*'s dtype."""
+    n = keys.size
+    if not n:
+        return np.zeros(0, carry.dtype)
+    k = keys[order]
+    has = has_value[order]
+    head = np.r_[True, k[1:] != k[:-1]]
+    source = np.where(has | head, np.arange(n), 0)
+    np.maximum.accumulate(source, out=source)  # the latest element with a value, or the head
+    filled = np.where(has[source], values[order][source], carry[k]).astype(carry.dtype)
+    out = np.empty(n, carry.dtype)
+    out[order] = filled
+    return out
+
+
+def count_longer_than(lengths: npt.NDArray[np.integer]) -> npt.NDArray[np.intp]:
+    """Vectorised: for non-increasing *lengths*, how many are above i, for i from 0 up to
+    the first length (the walks of those lengths still under way at each step)."""
+    top = int(lengths[0]) if lengths.size else 0
+    return np.searchsorted(-lengths, -np.arange(top))
+
+
+def ranges_equal(
+    values: npt.NDArray,
+    a: npt.NDArray[np.integer],
+    b: npt.NDArray[np.integer],
+    count: npt.NDArray[np.integer],
+    block: int = 1 << 20,
+) -> npt.NDArray[np.bool_]:
+    """Vectorised, in blocks of about *block* compared items (bounded temporaries): per
+    pair, whether ``values[a:a + count]`` equals ``values[b:b + count]``."""
+    same = np.ones(a.size, bool)
+    cum = np.cumsum(count)
+    total = int(cum[-1]) if cum.size else 0
+    bounds = np.r_[0, np.searchsorted(cum, np.arange(block, total, block)), a.size]
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if lo >= hi:
+            continue
+        c = count[lo:hi]
+        idx = decode_ragged_ranges(a[lo:hi], c)
+        listed = values[idx]
+        idx += np.repeat(b[lo:hi] - a[lo:hi], c)
+        differ = np.flatnonzero(listed != values[idx])
+        if differ.size:
+            offs = np.cumsum(c)
+            offs -= c
+            same[lo + np.searchsorted(offs, differ, side="right") - 1] = False
+    return same
+
+
+def find_sorted(haystack: npt.NDArray, needles: npt.NDArray) -> npt.NDArray[np.intp]:
+    """Vectorised: index of each needle in the sorted *haystack*, -1 where absent."""
+    if not haystack.size:
+        return np.full(needles.size, -1, np.intp)
+    pos = np.minimum(np.searchsorted(haystack, needles), haystack.size - 1)
+    return np.where(haystack[pos] == needles, pos, -1)
+
+
+def grown(a: npt.NDArray, capacity: int, used: int) -> npt.NDArray:
+    """A new array of *capacity* entries starting with ``a[:used]``, the rest unset
+    (``np.resize`` would also fill the rest, by repeating *a*)."""
+    out = np.empty(capacity, a.dtype)
+    out[:used] = a[:used]
+    return out

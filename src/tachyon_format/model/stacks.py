@@ -92,6 +92,21 @@ class Stacks:
             rows, node, at = rows[keep], node[keep], at[keep] + 1
         return offsets, frame_ids
 
+    def without_frames(
+        self, drop: npt.NDArray[np.bool_], stacks: npt.ArrayLike
+    ) -> tuple[Stacks, npt.NDArray[np.int32]]:
+        """The given stack ids with every frame row where *drop* is true taken out (a stack
+        left empty becomes -1): a new, minimal tree, and the new id of each given stack.
+        Vectorised over the distinct stacks given."""
+        ids = np.asarray(stacks, dtype=np.int64)
+        distinct, inverse = np.unique(ids, return_inverse=True)
+        offsets, frame_ids = self.to_csr(distinct)
+        keep = ~np.asarray(drop, dtype=bool)[frame_ids]
+        kept_before = np.zeros(keep.size + 1, np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        tree, new_ids = Stacks.from_csr(kept_before[offsets], frame_ids[keep])
+        return tree, new_ids[inverse.reshape(-1)]
+
     def tuples(self, limit: int | None = None) -> StackTuples:
         """A memoised ``stack id -> tuple of frame rows`` (innermost first, at most *limit*
         innermost frames), for code that handles stacks one at a time."""

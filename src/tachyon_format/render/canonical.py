@@ -25,13 +25,16 @@ def sample_lines(profile: Profile) -> Iterator[str]:
     """One canonical line per sample (without newline). Each frame and each distinct stack is
     rendered once; a sample line is then a join of cached pieces. The profile must have
     timestamps and statuses (as a Tachyon file's has)."""
+    samples = profile.samples
+    if samples.timestamp_us is None or samples.status is None or samples.values is not None:
+        raise ValueError("the canonical dump lists thread-samples with their time and status; "
+                         "this profile has none (it holds aggregated values)")
     frame_json = _frame_fragments(profile)
     stack_of = profile.stacks.tuples()
     stack_json: dict[int, str] = {}
     threads = profile.threads
     ids = zip(threads.interpreter_id.tolist(), threads.thread_id.tolist(), strict=True)
     thread_prefix = [f"[{iid},{tid}," for iid, tid in ids]
-    samples = profile.samples
     for thread, timestamp, status, stack in zip(
         samples.thread.tolist(),
         samples.timestamp_us.tolist(),

@@ -53,21 +53,10 @@ MAX_STACK_DEPTH = 256
 OPCODE_NONE = 255
 MAX_REAL_OPCODE = 254
 LOCATION_NOT_AVAILABLE = -1
-REPEAT_BUFFER_SIZE = 16384
-"""Per-thread pending-REPEAT buffer of the writer; flushed when ``used + 11 > 16384``."""
-REPEAT_ENTRY_MAX_SIZE = 11
-"""A 10-byte delta varint and its status byte."""
-WRITE_BUFFER_SIZE = 524288
-"""Records reach the file (or zstd) in chunks of exactly this many bytes."""
-ZSTD_LEVEL = 5
-MAX_DECOMPRESSED_SIZE = 2**30
-"""The reader refuses a zstd sample region that decompresses to more than this."""
 MIN_STRING_SIZE = 1
 MIN_FRAME_SIZE = 7
 MIN_LEGACY_FRAME_SIZE = 3
 MIN_REPEAT_ENTRY_SIZE = 2
-REPLAY_BATCH_MAX = 8192
-"""CPython's replay() hands at most this many REPEAT timestamps to one collect() call."""
 STATS_MAGIC = b"TACHSTAT"
 STATS_SIZE = 56
 LEGACY_STATS_SIZE = 32

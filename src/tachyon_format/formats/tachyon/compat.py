@@ -30,6 +30,7 @@ from .encoder import FrameKey
 from .facts import EXTRAS_KEY
 from .file import TachyonFile, open_file
 from .reader import iter_batches
+from .settings import REPLAY_BATCH_MAX
 from .writer import Writer
 
 THREAD_STATUS_HAS_GIL = int(ThreadStatus.HAS_GIL)
@@ -606,8 +607,8 @@ def _status_runs(statuses: np.ndarray, start: int, stop: int, encoding: int):
     run = statuses[start:stop]
     cuts = (np.flatnonzero(run[1:] != run[:-1]) + 1 + start).tolist()
     for lo, hi in zip([start, *cuts], [*cuts, stop], strict=True):
-        for piece in range(lo, hi, spec.REPLAY_BATCH_MAX):
-            yield piece, min(piece + spec.REPLAY_BATCH_MAX, hi)
+        for piece in range(lo, hi, REPLAY_BATCH_MAX):
+            yield piece, min(piece + REPLAY_BATCH_MAX, hi)
 
 
 __all__ = [

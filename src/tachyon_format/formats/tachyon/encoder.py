@@ -24,6 +24,7 @@ from typing import BinaryIO
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import U32_MAX, U64_MAX, ByteOrder, encode_uleb128
 
+from .settings import REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX_SIZE, WRITE_BUFFER_SIZE
 from .zstd import StreamCompressor
 
 FrameKey = tuple
@@ -228,11 +229,11 @@ class RegionStream:
     def write(self, data: bytes | bytearray) -> None:
         self.buffer += data
         self.num_bytes += len(data)
-        if len(self.buffer) >= spec.WRITE_BUFFER_SIZE:
-            full = len(self.buffer) - len(self.buffer) % spec.WRITE_BUFFER_SIZE
+        if len(self.buffer) >= WRITE_BUFFER_SIZE:
+            full = len(self.buffer) - len(self.buffer) % WRITE_BUFFER_SIZE
             view = memoryview(self.buffer)
-            for start in range(0, full, spec.WRITE_BUFFER_SIZE):
-                self._emit(view[start : start + spec.WRITE_BUFFER_SIZE])
+            for start in range(0, full, WRITE_BUFFER_SIZE):
+                self._emit(view[start : start + WRITE_BUFFER_SIZE])
             view.release()
             del self.buffer[:full]
 
@@ -321,7 +322,7 @@ class SampleEncoder:
         """One thread-sample. ``status`` is already a u8, ``timestamp_us`` a u64."""
         delta = (timestamp_us - state.prev_ts) & U64_MAX
         if stack == state.stack:
-            if len(state.pending) + spec.REPEAT_ENTRY_MAX_SIZE > spec.REPEAT_BUFFER_SIZE:
+            if len(state.pending) + REPEAT_ENTRY_MAX_SIZE > REPEAT_BUFFER_SIZE:
                 self.flush_repeat(state)
             state.pending += uleb128(delta)
             state.pending.append(status)

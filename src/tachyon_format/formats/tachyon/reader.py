@@ -26,6 +26,7 @@ from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, frame_strings_ok, open_file
 from .region.columns import GrowingColumns
 from .region.decoder import SampleDecoder
+from .settings import MAX_DECOMPRESSED_SIZE
 
 DEFAULT_CHUNK_SIZE = 8 << 20
 
@@ -137,7 +138,7 @@ def _sample_capacity(meta: TachyonFile) -> int:
     (every sample takes at least 2 bytes), so a corrupt header cannot force a huge
     allocation."""
     start, end = meta.region_span
-    region_bound = (end - start) if not meta.compressed else spec.MAX_DECOMPRESSED_SIZE
+    region_bound = (end - start) if not meta.compressed else MAX_DECOMPRESSED_SIZE
     return int(min(meta.sample_count, region_bound // spec.MIN_REPEAT_ENTRY_SIZE))
 
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tachyon_format.errors import FormatError
-from tachyon_format.schema.tachyon import (
-    HEADER_SIZE,
-    MAX_DECOMPRESSED_SIZE,
-    WRITE_BUFFER_SIZE,
-    ZSTD_LEVEL,
-)
+from tachyon_format.schema.tachyon import HEADER_SIZE
+
+from .settings import MAX_DECOMPRESSED_SIZE, WRITE_BUFFER_SIZE, ZSTD_LEVEL
 
 try:
     from compression import zstd as _zstd

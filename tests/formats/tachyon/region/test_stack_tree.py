@@ -16,8 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tachyon_format.formats.tachyon.region import stack_tree
-from tachyon_format.formats.tachyon.region.stack_tree import MAX_DEPTH, StackTree
+from tachyon_format.formats.tachyon.region import path_hash
+from tachyon_format.formats.tachyon.region.path_hash import PathHash
+from tachyon_format.formats.tachyon.region.stack_tree import _HASHED_ATTEMPTS, MAX_DEPTH, StackTree
+from tachyon_format.kernels.hash_store import HashStore
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -59,17 +61,33 @@ class Model:
         return stack[-1] if stack else -1
 
 
-def feed(tree: StackTree, batch: list[Record]) -> list[int]:
-    """Register new threads (as the decoder does, before the batch), then the batch."""
+@dataclass
+class Threads:
+    """Each thread's stack between batches (the decoder's thread table keeps them)."""
+
+    node: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+
+
+def feed(tree: StackTree, batch: list[Record], threads: Threads) -> list[int]:
+    """Add new threads (empty stacks), pass the batch, carry each thread's last stack."""
     for rec in batch:
-        while tree.threads <= rec.thread:
-            tree.add_thread()
+        while len(threads.node) <= rec.thread:
+            threads.node.append(-1)
+            threads.depth.append(0)
     change = np.array([r.change for r in batch], bool)
     npush = np.array([len(r.frames) for r in batch], np.int64)
     frames = np.array([f for r in batch for f in r.frames], np.int64)
     thr = np.array([r.thread for r in batch], np.int32)
     keep = np.array([r.keep for r in batch], np.int64)
-    return tree.add_records(change, npush, frames, thr, keep).tolist()
+    got = tree.add_records(change, npush, frames, thr, keep,
+                           np.array(threads.node, np.int32),
+                           np.array(threads.depth, np.int64)).tolist()
+    for rec, node in zip(batch, got, strict=True):
+        if rec.change:
+            threads.node[rec.thread] = node
+            threads.depth[rec.thread] = rec.keep + len(rec.frames)
+    return got
 
 
 def check(records: list[Record], cuts: list[int]) -> StackTree:
@@ -77,10 +95,11 @@ def check(records: list[Record], cuts: list[int]) -> StackTree:
     model = Model()
     expected = [model.add(r) for r in records]
     tree = StackTree()
+    threads = Threads()
     got: list[int] = []
     bounds = [0, *sorted(cuts), len(records)]
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        got += feed(tree, records[lo:hi])
+        got += feed(tree, records[lo:hi], threads)
     assert got == expected
     assert tree.frame.tolist() == model.frame
     assert tree.parent.tolist() == model.parent
@@ -197,10 +216,10 @@ def test_listed_stacks_met_again_skip_the_tree():
 
 def test_no_records_or_only_repeats():
     tree = StackTree()
-    tree.add_thread()
-    assert feed(tree, [Record(0, False, 0, [])]) == [-1]
+    assert feed(tree, [Record(0, False, 0, [])], Threads()) == [-1]
     empty = np.zeros(0, np.int64)
-    out = tree.add_records(np.zeros(0, bool), empty, empty, np.zeros(0, np.int32), empty)
+    out = tree.add_records(np.zeros(0, bool), empty, empty, np.zeros(0, np.int32), empty,
+                           np.full(1, -1, np.int32), np.zeros(1, np.int64))
     assert out.size == 0 and tree.frame.size == 0
 
 
@@ -211,17 +230,17 @@ def _wrong_nodes(self, hashes, node_hash):
         np.full(hashes.size, -1, np.int32)
 
 
-def _colliding_listings(tree, frames, src, npush):
+def _colliding_listings(hasher, frames, src, npush):
     """Every listing of a length shares one hash: only the frame comparison tells them apart."""
     return np.asarray(npush, np.uint64)
 
 
-def _weak_terms(tree, frame, level):
+def _weak_terms(hasher, frame, level):
     """Terms that collide all the time: paths with equal frame sums share a hash."""
     return np.asarray(frame, np.int64).astype(np.uint64) % np.uint64(3)
 
 
-def _small_terms(tree, frame, level):
+def _small_terms(hasher, frame, level):
     """Distinct-ish terms with all high bits 0: the fast grouping lumps paths together."""
     return (np.asarray(frame, np.uint64) * np.uint64(1000003)
             + np.asarray(level, np.uint64) * np.uint64(7919)) & np.uint64(0xFFFFFF)
@@ -229,13 +248,13 @@ def _small_terms(tree, frame, level):
 
 @pytest.mark.parametrize(("owner", "name", "fake", "alphabet"), [
     # path hash collisions fall back to exact grouping
-    (StackTree, "_terms", _weak_terms, 3),
+    (PathHash, "terms", _weak_terms, 3),
     # ties of high bits are regrouped exactly
-    (StackTree, "_terms", _small_terms, 3),
+    (PathHash, "terms", _small_terms, 3),
     # listings sharing a hash stay apart
-    (StackTree, "_listing_hashes", _colliding_listings, 2),
+    (PathHash, "listings", _colliding_listings, 2),
     # stacks the hash store proposes wrongly are refused
-    (stack_tree._HashStore, "lookup", _wrong_nodes, 2),
+    (HashStore, "lookup", _wrong_nodes, 2),
 ], ids=["weak-terms", "high-bit-ties", "colliding-listings", "wrong-proposals"])
 @SETTINGS
 @given(data=st.data())
@@ -248,17 +267,18 @@ def test_bad_hashes_still_give_the_exact_tree(owner, name, fake, alphabet, data)
 def test_a_fresh_seed_retries_a_collision():
     """Weak terms under the first seed only: the batch is redone under the next seed,
     and later batches stay on the hashed path."""
-    real = StackTree._terms
+    real = PathHash.terms
     seeds = iter(range(1, 100))
 
-    def weak_under_seed_1(tree, frame, level):
-        return _weak_terms(tree, frame, level) if tree._seed == 1 else real(tree, frame, level)
+    def weak_under_seed_1(hasher, frame, level):
+        return _weak_terms(hasher, frame, level) if hasher.seed == 1 else real(hasher, frame,
+                                                                               level)
 
     records = [Record(t % 2, True, 0, [t % 3, (t // 3) % 3, 1]) for t in range(40)]
-    with mock.patch.object(StackTree, "_terms", weak_under_seed_1), \
-            mock.patch.object(stack_tree, "_new_seed", lambda: next(seeds)):
+    with mock.patch.object(PathHash, "terms", weak_under_seed_1), \
+            mock.patch.object(path_hash, "new_seed", lambda: next(seeds)):
         tree = check(records, [10, 25])
-    assert tree._seed == 2 and not tree._stale
+    assert tree.seed == 2 and not tree.exact_only
 
 
 def test_proof_failures_are_noticed():
@@ -272,22 +292,16 @@ def test_proof_failures_are_noticed():
     records = [Record(0, True, 0, [1, 2, 3]), Record(0, True, 1, [4]), Record(1, True, 0, [3])]
     with mock.patch.object(StackTree, "_proven", never):
         tree = check(records, [1])
-    assert len(calls) == 2 * len(stack_tree._HASHED_ATTEMPTS)
-    assert tree._stale
-
-
-
-
-
-
+    assert len(calls) == 2 * len(_HASHED_ATTEMPTS)
+    assert tree.exact_only
 
 
 def test_terms_tell_frames_apart_at_each_level():
-    tree = StackTree()
-    tree._cover_frames(999)
+    hasher = PathHash(path_hash.new_seed())
+    hasher.cover(999)
     frame = np.repeat(np.arange(1000), 3)
     level = np.tile(np.array([1, 2, MAX_DEPTH]), 1000)
-    terms = tree._terms(frame, level)
+    terms = hasher.terms(frame, level)
     for lv in (1, 2, MAX_DEPTH):
         assert np.unique(terms[level == lv]).size == 1000
 
@@ -306,27 +320,13 @@ def test_rehash_reproduces_the_stored_hashes(seed):
     tree._rehash()
     assert stored(tree._store) == before
     assert tree._node_hash[: tree.frame.size].tolist() == hashes
-    tree._set_seed(seed)
+    tree._hash.reseed(seed)
     tree._rehash()
     more = [Record(t % 3, True, 1, [t % 5]) for t in range(10)]
     model = Model()
     for r in records:
         model.add(r)
-    assert feed(tree, more) == [model.add(r) for r in more]
+    threads = Threads([model.stacks[t][-1] for t in range(3)],
+                      [len(model.stacks[t]) for t in range(3)])
+    assert feed(tree, more, threads) == [model.add(r) for r in more]
     assert tree.frame.tolist() == model.frame and tree.parent.tolist() == model.parent
-
-
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), unique=True, max_size=30),
-       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), max_size=30),
-       st.integers(1, 4))
-def test_store_confirms_shared_high_bits(stored, asked, pieces):
-    """Hashes sharing their high 32 bits (the store's keys) are told apart by the nodes'
-    full hashes, across runs."""
-    node_hash = np.array([(hi << 32) | lo for hi, lo in stored], np.uint64)
-    store = stack_tree._HashStore()
-    for part in np.array_split(np.arange(node_hash.size), pieces):
-        store.add(node_hash[part], part)
-    query = np.sort(np.array([(hi << 32) | lo for hi, lo in asked], np.uint64))
-    got = store.lookup(query, node_hash).tolist()
-    where = {h: i for i, h in enumerate(node_hash.tolist())}
-    assert got == [where.get(h, -1) for h in query.tolist()]

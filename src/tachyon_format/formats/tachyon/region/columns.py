@@ -1,4 +1,5 @@
-"""Growable column arrays that the sample decoder writes into directly.
+"""The decoder's outputs: growable column arrays it writes into directly, and the
+:class:`SampleBatch` that :meth:`.decoder.SampleDecoder.decode` returns.
 
 The decoder appends each window's samples and records straight into these arrays (reserved
 from the header's sample count when reading a whole file), instead of building per-window
@@ -8,9 +9,11 @@ cost as much as the decoding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 SAMPLE_COLUMNS = {
     "timestamp_us": np.uint64,
@@ -19,6 +22,22 @@ SAMPLE_COLUMNS = {
     "stack": np.int32,
 }
 RECORD_COLUMNS = {"offset": np.int64, "encoding": np.uint8, "first_sample": np.int64}
+
+
+@dataclass(eq=False)  # (numpy arrays: no field-wise ==)
+class SampleBatch:
+    """Equal-length sample columns in replay() order, plus the record table of the batch."""
+
+    timestamp_us: npt.NDArray[np.uint64]
+    thread: npt.NDArray[np.int32]  # thread row (first-appearance order)
+    status: npt.NDArray[np.uint8]
+    stack: npt.NDArray[np.int32]  # prefix-tree node, -1 for the empty stack
+    record_offset: npt.NDArray[np.int64]  # region offset of each record
+    record_encoding: npt.NDArray[np.uint8]
+    record_first_sample: npt.NDArray[np.int64]  # index of each record's first sample
+
+    def __len__(self) -> int:
+        return int(self.timestamp_us.size)
 
 
 class GrowingColumns:

@@ -1,145 +1,287 @@
-"""Sequential reader of one sample-region record with CPython's checks, in CPython's order
-and with its messages (tier d): the fallback of the vectorised decoder in :mod:`.samples` for
-new interpreters, status bytes >= 0x80, the first record of a window that the vectorised
-search cannot place, and malformed or truncated input.
+"""The sample region one record at a time: the reference decoder (tier d, plain Python).
+
+The records and what they mean are in docs/format/records.md; the checks CPython's reader
+makes while replaying them, in its order and with its messages, in
+docs/format/reader.md#checks-during-replay (numbered as there in the comments below).
+
+* :func:`scan_record` reads one record and makes every check CPython makes on it. It is
+  also the fallback of the vectorised decoder (:mod:`.decoder`) for whatever that one
+  does not handle itself: new threads and interpreters, status bytes >= 0x80, malformed or
+  truncated input.
+* :func:`stack_after` is the table of docs/format/records.md#record-types: a thread's
+  stack after a record, from its stack before.
+* :func:`decode_region` decodes a whole region with a plain loop over the records, into
+  the same arrays as the vectorised decoder, so that tests compare the two array for
+  array: each thread has a clock and a stack (frame indices, innermost first), and each
+  sample's stack is named by a node of a prefix tree, a dict ``(parent, frame) -> node``
+  whose new nodes are numbered as they are met (records in order, each stack walked
+  outermost first: so each record's new frames, outermost first).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Literal, NamedTuple, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels.varint import U32_MAX
 from tachyon_format.schema import tachyon as spec
 
-if TYPE_CHECKING:
-    from .decoder import SampleDecoder
+from .columns import SampleBatch
+from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordCounts, RegionFacts
+from .threads import ThreadCountError, ThreadTable
 
-REPEAT, FULL, SUFFIX, POP_PUSH = (int(e) for e in spec.Encoding)
-PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
+PREFIX_SIZE = spec.RECORD_PREFIX_SIZE  # thread_id u64, interpreter_id u32, encoding u8
 MAX_DEPTH = spec.MAX_STACK_DEPTH
+U64_MASK = (1 << 64) - 1
+INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
 
-__all__ = ["Incomplete", "scan_record"]
+__all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record",
+           "stack_after"]
 
 
 class Incomplete(Exception):
-    """The record at this offset runs past the available (non-final) data."""
+    """The record runs past the end of the data, and more data may follow."""
 
 
-def _scan_varint(data, pos: int, end: int, final: bool, message: str, u32: bool):
-    """Scan: one ULEB128 as CPython reads it; raises *message* (a str) on failure."""
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
+class Record(NamedTuple):
+    """One record, as read by :func:`scan_record`."""
+
+    offset: int  # region offset of its first byte
+    end: int  # position after it, in the data read
+    encoding: int
+    thread_id: int
+    interpreter_id: int
+    row: int  # the thread's row in the thread table
+    deltas: list[int]  # per sample: delta_us
+    statuses: list[int]  # per sample: status byte
+    arg: int  # SUFFIX: shared; POP_PUSH: pop; else 0
+    frames: list[int]  # listed frame indices, innermost first
+    depth: int  # the thread's stack depth after the record
+
+
+def scan_record(
+    data: bytes | memoryview,
+    pos: int,
+    end: int,
+    *,
+    final: bool,
+    facts: RegionFacts,
+    threads: ThreadTable,
+    depth_of: Callable[[int], int],
+    base: int = 0,
+    index: int = 0,
+) -> Record:
+    """Scan: the record at ``data[pos:end]``, with CPython's checks in CPython's order.
+
+    *threads* gives the row of the record's thread, adding it if new (*data* must index
+    as ints: bytes, or a memoryview of them); *depth_of(row)* is that thread's current
+    stack depth. Errors are :class:`FormatError` at region offset ``base + pos``, record
+    number *index*. If the record runs past *end* and *final* is false, raises
+    :class:`Incomplete` (having maybe added the thread)."""
+    offset = base + pos
+
+    def fail(message: str) -> NoReturn:
+        raise FormatError(message, offset=offset, record=index, region=True)
+
+    def varint(message: str, *, u32: bool = True) -> int:
+        nonlocal p
+        value, p = _uleb128(data, p, end, final, u32)
+        if value is None:
+            fail(message)
+        return value
+
+    def sample(malformed: str, missing: str) -> None:
+        """One (delta_us, status) pair."""
+        nonlocal p
+        deltas.append(varint(malformed, u32=False))
+        if p >= end:
             if not final:
                 raise Incomplete
-            raise _VarintError(message)
-        byte = int(data[pos])
-        pos += 1
-        result |= ((byte & 0x7F) << shift) & 0xFFFFFFFFFFFFFFFF
-        if byte < 0x80:
-            break
-        shift += 7
-        if shift >= 64:
-            raise _VarintError(message)
-    if u32 and result > U32_MAX:
-        raise _VarintError(message)
-    return result, pos
+            fail(missing)
+        statuses.append(data[p])
+        p += 1
 
-
-class _VarintError(Exception):
-    pass
-
-
-_GENERIC = "Invalid or incomplete varint in binary data"
-
-
-def scan_record(dec: SampleDecoder, data, pos, end, final, base, depth, nparsed):
-    """Scan: one record with CPython's checks in CPython's order (tier d, fallback path).
-
-    *depth* overlays the decoder's per-thread depths for records parsed but not committed.
-    """
-    off = base + pos
-
-    def fail(msg):
-        raise FormatError(msg, offset=off, record=dec._records + nparsed, region=True)
-
+    # 1. the prefix: thread_id u64, interpreter_id u32, encoding u8
     if end - pos < PREFIX_SIZE:
         if not final:
             raise Incomplete
         fail(f"Truncated sample data: {end - pos} trailing bytes")
-    tid = int(np.frombuffer(data[pos:pos + 8].tobytes(), dec._tid_dtype)[0])
-    iid = int(np.frombuffer(data[pos + 8:pos + 12].tobytes(), dec._iid_dtype)[0])
-    enc = int(data[pos + 12])
-    row = dec._thread_row.get((iid, tid))
-    if row is None:
-        if len(dec._tids) >= dec.thread_count:
-            fail("Invalid thread count: sample data contains more unique threads than "
-                 f"declared in header (declared {dec.thread_count}, found at least "
-                 f"{len(dec._tids) + 1})")
-        row = dec._new_thread((iid, tid))
-    if enc > POP_PUSH:
-        fail(f"Unknown stack encoding: {enc}")
-    cur = depth.get(row, int(dec._depth[row]))
+    thread_id = int.from_bytes(data[pos:pos + 8], facts.endian)
+    interpreter_id = int.from_bytes(data[pos + 8:pos + 12], facts.endian)
+    encoding = data[pos + 12]
+    try:  # 2. one thread more than the header declares (before the encoding is looked at)
+        row = threads.row(interpreter_id, thread_id)
+    except ThreadCountError as exc:
+        fail(str(exc))
+    if encoding > POP_PUSH:  # 3.
+        fail(f"Unknown stack encoding: {encoding}")
     p = pos + PREFIX_SIZE
-    deltas, statuses, frames = [], [], []
-    arg = npush = 0
+    deltas: list[int] = []
+    statuses: list[int] = []
+    frames: list[int] = []
+    depth = depth_of(row)
+    arg = 0
 
-    def sample(p, in_rle):
-        """One (delta, status) pair at *p*; returns the position after it."""
-        malformed, truncated = (
-            ("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
-            if in_rle else ("Malformed varint in sample data", "Unexpected end of sample data"))
-        d, p = _scan_varint(data, p, end, final, malformed, False)
+    if encoding == REPEAT:  # count, then count (delta_us, status) pairs; the stack stays
+        count = varint("Malformed varint for RLE count")  # 4. (a u32: check 6 cannot fail)
+        if final and count > (end - p) // 2:  # 5. an entry takes at least 2 bytes
+            fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
+        for _ in range(count):  # 7. and 8.
+            sample("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
+        return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses,
+                      arg, frames, depth)
+
+    sample("Malformed varint in sample data", "Unexpected end of sample data")  # 9. and 10.
+    if encoding == FULL:  # depth, then the whole stack
+        count = varint(INVALID_VARINT)  # 11.
+        if count > MAX_DEPTH:  # 12.
+            fail(f"Stack depth {count} exceeds capacity {MAX_DEPTH}")
+        kept = 0
+    else:  # SUFFIX: shared, new; POP_PUSH: pop, push; then the new frames
+        arg = varint(INVALID_VARINT)  # 11.
+        count = varint(INVALID_VARINT)  # 11.
+        if encoding == SUFFIX:
+            if arg > depth:  # 13.
+                fail(f"Shared count {arg} exceeds current stack depth {depth}")
+            kept = arg
+        else:
+            kept = max(depth - arg, 0)  # a pop deeper than the stack is clamped
+        if kept + count > MAX_DEPTH:  # 14.
+            fail(f"Final stack depth {kept + count} exceeds capacity {MAX_DEPTH}")
+    for _ in range(count):
+        frames.append(varint(INVALID_VARINT))  # 11.
+    # 15. and 16., when the stack is materialised for collect(): the kept frames passed
+    # these checks when they were pushed, so only the new ones can fail
+    for frame in frames:
+        if frame >= facts.frame_count:
+            fail(f"Invalid frame index: {frame}")
+        if facts.frame_string_ok is not None and not facts.frame_string_ok[frame]:
+            fail("Invalid string index in frame")
+    return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses, arg,
+                  frames, kept + count)
+
+
+def stack_after(old: list[int], rec: Record) -> list[int]:
+    """A thread's stack after *rec*, given its stack *old* before it (both frame indices,
+    innermost first): docs/format/records.md#record-types."""
+    if rec.encoding == REPEAT:
+        return old
+    if rec.encoding == FULL:
+        return rec.frames
+    if rec.encoding == SUFFIX and rec.frames:  # new frames over the `shared` outermost ones
+        return rec.frames + old[len(old) - rec.arg:]
+    if rec.encoding == SUFFIX:  # none new: CPython keeps the `shared` *innermost* ones
+        return old[:rec.arg]
+    return rec.frames + old[rec.arg:]  # POP_PUSH: `pop` innermost ones dropped (clamped)
+
+
+def _uleb128(data, p: int, end: int, final: bool, u32: bool) -> tuple[int | None, int]:
+    """Scan: one ULEB128 as CPython reads it (docs/format/reader.md#varint-decoding):
+    ``(value, position after)``; value None if malformed (more than 10 bytes, past the end
+    of final data, or above 0xFFFFFFFF for a *u32* field); :class:`Incomplete` past the end
+    of data that is not final."""
+    value = shift = 0
+    while True:
         if p >= end:
             if not final:
                 raise Incomplete
-            fail(truncated)
-        deltas.append(d)
-        statuses.append(int(data[p]))
-        return p + 1
+            return None, p
+        byte = data[p]
+        p += 1
+        value |= ((byte & 0x7F) << shift) & U64_MASK  # (of a 10th byte, only bit 0 counts)
+        if byte < 0x80:
+            break
+        shift += 7
+        if shift >= 64:  # a 10th byte that is not the last
+            return None, p
+    if u32 and value > U32_MAX:
+        return None, p
+    return value, p
 
-    try:
-        if enc == REPEAT:
-            count, p = _scan_varint(data, p, end, final, "Malformed varint for RLE count", True)
-            if final and count > (end - p) // 2:
-                fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
-            for _ in range(count):
-                p = sample(p, in_rle=True)
-            nsamp = count
-        else:
-            p = sample(p, in_rle=False)
-            nsamp = 1
-            if enc == FULL:
-                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                if npush > MAX_DEPTH:
-                    fail(f"Stack depth {npush} exceeds capacity {MAX_DEPTH}")
-                keep = 0
-            else:
-                arg, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                npush, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                if enc == SUFFIX:
-                    if arg > cur:
-                        fail(f"Shared count {arg} exceeds current stack depth {cur}")
-                    keep = arg
-                else:
-                    keep = max(cur - arg, 0)
-                if keep + npush > MAX_DEPTH:
-                    fail(f"Final stack depth {keep + npush} exceeds capacity {MAX_DEPTH}")
-            for _ in range(npush):
-                f, p = _scan_varint(data, p, end, final, _GENERIC, True)
-                frames.append(f)
-            for f in frames:
-                if f >= dec.frame_count:
-                    fail(f"Invalid frame index: {f}")
-                if not dec._frame_ok[f]:
-                    fail("Invalid string index in frame")
-            depth[row] = keep + npush
-    except _VarintError as exc:
-        fail(str(exc))
-    rec = {"offset": off, "encoding": enc, "tid": tid, "iid": iid, "nsamp": nsamp,
-           "arg": arg, "npush": npush, "delta": deltas, "status": statuses, "frames": frames}
-    return rec, p
+
+# ---------------------------------------------------------------------- the whole region
+class DecodedRegion(NamedTuple):
+    """What the region decodes to: :class:`SampleDecoder <.decoder.SampleDecoder>`'s
+    results, under the same names."""
+
+    batch: SampleBatch  # samples in replay() order and the record table
+    threads: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]  # (interpreter, thread)
+    stack_frame: npt.NDArray[np.int32]  # per prefix-tree node: its frame index
+    stack_parent: npt.NDArray[np.int32]  # per node: the next node outward, -1 for none
+    stats: dict[str, int]  # CPython's get_stats()
+
+
+def decode_region(
+    region: bytes | memoryview,
+    *,
+    order: Literal["<", ">"],
+    start_time_us: int,
+    thread_count: int,
+    frame_count: int,
+    frame_string_ok: npt.ArrayLike | None = None,
+) -> DecodedRegion:
+    """Scan: the whole (decompressed) sample region, record by record, as CPython's
+    ``replay()`` reads it; raises :class:`FormatError` where it would fail."""
+    facts = RegionFacts.of(order=order, start_time_us=start_time_us,
+                           thread_count=thread_count, frame_count=frame_count,
+                           frame_string_ok=frame_string_ok)
+    data = bytes(region)
+    threads = ThreadTable(facts.thread_count, facts.start_time_us)
+    clock: defaultdict[int, int] = defaultdict(lambda: facts.start_time_us)  # by thread row
+    stack: defaultdict[int, list[int]] = defaultdict(list)  # by row: frames, innermost first
+    node: defaultdict[int, int] = defaultdict(lambda: -1)  # by row: its stack's node
+    node_of: dict[tuple[int, int], int] = {}  # (parent node or -1, frame) -> node
+    node_frame: list[int] = []
+    node_parent: list[int] = []
+    samples: dict[str, list[int]] = {"timestamp_us": [], "thread": [], "status": [],
+                                     "stack": []}
+    records: dict[str, list[int]] = {"offset": [], "encoding": [], "first_sample": []}
+    counts = RecordCounts()
+
+    def node_of_stack(frames: list[int]) -> int:
+        """The node of a stack (frames innermost first; -1 if empty), adding the nodes it
+        lacks, outermost first."""
+        at = -1
+        for frame in reversed(frames):
+            if (at, frame) not in node_of:
+                node_of[(at, frame)] = len(node_frame)
+                node_frame.append(frame)
+                node_parent.append(at)
+            at = node_of[(at, frame)]
+        return at
+
+    pos = 0
+    while pos < len(data):
+        rec = scan_record(data, pos, len(data), final=True, facts=facts, threads=threads,
+                          depth_of=lambda row: len(stack[row]), index=len(records["offset"]))
+        if rec.encoding != REPEAT:
+            stack[rec.row] = stack_after(stack[rec.row], rec)
+            node[rec.row] = node_of_stack(stack[rec.row])
+        records["offset"].append(rec.offset)
+        records["encoding"].append(rec.encoding)
+        records["first_sample"].append(len(samples["stack"]))
+        for delta, status in zip(rec.deltas, rec.statuses, strict=True):
+            clock[rec.row] = (clock[rec.row] + delta) & U64_MASK
+            samples["timestamp_us"].append(clock[rec.row])
+            samples["thread"].append(rec.row)
+            samples["status"].append(status)
+            samples["stack"].append(node[rec.row])
+        counts.add([int(rec.encoding == e) for e in range(4)], len(rec.deltas))
+        pos = rec.end
+
+    batch = SampleBatch(
+        timestamp_us=np.array(samples["timestamp_us"], np.uint64),
+        thread=np.array(samples["thread"], np.int32),
+        status=np.array(samples["status"], np.uint8),
+        stack=np.array(samples["stack"], np.int32),
+        record_offset=np.array(records["offset"], np.int64),
+        record_encoding=np.array(records["encoding"], np.uint8),
+        record_first_sample=np.array(records["first_sample"], np.int64),
+    )
+    return DecodedRegion(batch, threads.ids(), np.array(node_frame, np.int32),
+                         np.array(node_parent, np.int32), counts.as_stats())

@@ -6,6 +6,9 @@ at level ``keep`` of its thread's stack before the record: the record's *base*.
 
 A batch is built without a loop per stack level:
 
+The tree knows nothing of threads but what each batch passes in: the node and depth of
+each thread's stack before the batch (:class:`.threads.ThreadTable` keeps them).
+
 1. *Listed stacks*: a record that keeps no levels (FULL, mostly) lists its whole stack,
    whatever its thread held before. Its path hash is one cumsum away (step 4); a node of
    an earlier batch with that hash, walked up to the root and compared frame by frame,
@@ -17,13 +20,13 @@ A batch is built without a loop per stack level:
    keeps fewer levels (binary lifting over running minima, per record, not per frame),
    else it is on the stack carried from earlier batches or ends a listed stack (found by
    walking up from that node).
-4. *Path hashes*: ``H(event) = H(parent) + term(frame) * R**level`` mod 2**64, with seeded
-   random terms per frame and a seeded odd R; within a record one cumsum, across records
-   pointer jumping over the bases.
+4. *Path hashes* (:mod:`.path_hash`): ``H(event) = H(parent) + term(frame) * R**level`` mod
+   2**64; within a record one cumsum, across records pointer jumping over the bases.
 5. *Nodes*: events grouped by hash (one sort), groups looked up among the existing nodes'
    hashes; new nodes numbered by first event, so ids never depend on hash values (nor on
    how records are cut into batches) and every parent id is below its children's. New
-   nodes reach the hash store at the next batch (a single batch never builds it).
+   nodes reach the hash store (:class:`~tachyon_format.kernels.hash_store.HashStore`) at
+   the next batch (a single batch never builds it).
 6. *Proof*: every event must agree with its node on frame and parent node. By induction from
    the root, that makes each node's path the path of each of its events, and equal paths
    have equal hashes: a hash collision cannot slip through. On a disagreement the batch is
@@ -33,110 +36,27 @@ A batch is built without a loop per stack level:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tachyon_format.kernels import hashing, segments
+from tachyon_format.kernels.hash_store import HashStore
 from tachyon_format.schema import tachyon as spec
+
+from . import path_hash
 
 MAX_DEPTH = spec.MAX_STACK_DEPTH
 # (fresh seed first?, group by full hashes?): a shared run of high hash bits, then a
 # collision of full hashes, then (once all of these failed) the exact path
 _HASHED_ATTEMPTS = ((False, False), (False, True), (True, True))
-_POWER_BLOCK = 1 << 16  # frames whose hash terms _listing_hashes scales with one table
-_POWER_BITS = 11  # powers x**e (e below 2**33) as a product from three tables of 2**11
 _COMPARE_BLOCK = 1 << 20  # frames compared per block (bounded temporaries)
 
 __all__ = ["StackTree"]
 
 
-def _new_seed() -> int:
-    """A 64-bit seed from OS entropy, so crafted input cannot aim at collisions."""
-    return int.from_bytes(os.urandom(8), "little")
-
-
-class _HashStore:
-    """Path hash -> node id, as sorted runs of uint64 keys (a hash's high 32 bits, the id in
-    the low 32) merged geometrically (a sorted-array LSM; merging two runs is one timsort).
-    A key proposes a node; the node's full hash confirms it. A filter of 8 to 32 bits per
-    node, by the hash's high bits, answers most absent hashes without a search."""
-
-    HIGH = np.uint64(0xFFFFFFFF00000000)
-
-    def __init__(self) -> None:
-        self.runs: list[np.ndarray] = []
-        self.size = 0
-        self._filter_bits = 13  # log2 of its size in bits
-        self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
-
-    def lookup(self, hashes: np.ndarray, node_hash: np.ndarray) -> np.ndarray:
-        """Vectorised: node ids of sorted *hashes* (-1 where absent), given every node's
-        full hash."""
-        out = np.full(hashes.size, -1, dtype=np.int32)
-        if not self.size:
-            return out
-        slot = self._slots(hashes)
-        maybe = self._filter[slot >> 3] >> (slot & 7).astype(np.uint8)
-        maybe = np.flatnonzero(maybe & 1)
-        high = hashes[maybe] & self.HIGH
-        for run in self.runs:
-            pos = np.searchsorted(run, high)
-            todo = np.arange(maybe.size)
-            while todo.size:  # (more than one round only where high bits are shared)
-                p = pos[todo]
-                inside = p < run.size
-                todo, p = todo[inside], p[inside]
-                key = run[p]
-                same_high = (key & self.HIGH) == high[todo]
-                todo, p, key = todo[same_high], p[same_high], key[same_high]
-                node = (key & ~self.HIGH).astype(np.intp)
-                hit = node_hash[node] == hashes[maybe[todo]]
-                out[maybe[todo[hit]]] = node[hit]
-                todo = todo[~hit]
-                pos[todo] = p[~hit] + 1
-        return out
-
-    def add(self, hashes: np.ndarray, ids: np.ndarray) -> None:
-        """Vectorised: add nodes *ids* (below 2**32) with their *hashes* as a sorted run,
-        merging runs of similar size."""
-        if not hashes.size:
-            return
-        run = hashes & self.HIGH
-        run |= ids.astype(np.uint64)
-        run.sort()
-        self.runs.append(run)
-        self.size += run.size
-        while len(self.runs) > 1 and self.runs[-2].size <= 2 * self.runs[-1].size:
-            merged = np.concatenate(self.runs[-2:])
-            merged.sort(kind="stable")  # timsort: one merge of two sorted runs
-            self.runs[-2:] = [merged]
-        if 8 * self.size > 1 << self._filter_bits and self._filter_bits < 32:
-            self._filter_bits = min(32, (16 * self.size - 1).bit_length())
-            self._filter = np.zeros(1 << (self._filter_bits - 3), np.uint8)
-            for r in self.runs:
-                self._set_bits(r)
-        else:
-            self._set_bits(run)
-
-    def _set_bits(self, run: np.ndarray) -> None:
-        """Vectorised: set the filter bits of a sorted run (its bytes in increasing order,
-        so one OR per byte by ``reduceat``)."""
-        slot = (run >> np.uint64(64 - self._filter_bits)).astype(np.uint32)
-        bit = np.left_shift(np.uint8(1), (slot & np.uint32(7)).astype(np.uint8))
-        slot >>= np.uint32(3)  # the byte
-        starts = np.flatnonzero(slot[1:] != slot[:-1])
-        starts += 1
-        starts = np.r_[0, starts]
-        self._filter[slot[starts]] |= np.bitwise_or.reduceat(bit, starts)
-
-    def _slots(self, keys: np.ndarray) -> np.ndarray:
-        """The filter slot of each hash (or key: the same high bits)."""
-        return (keys >> np.uint64(64 - self._filter_bits)).astype(np.intp)
-
-
-@dataclass
+@dataclass(eq=False)
 class _Events:
     """A batch's pushed frames in canonical order (records in order, outermost first)."""
 
@@ -166,7 +86,7 @@ class _Events:
         return cls(npush, start, end, first_level, np.flatnonzero(npush), record, frame, level)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Bases:
     """Per record: what its pushed frames (or, if it pushes none, its stack) rest on."""
 
@@ -176,13 +96,14 @@ class _Bases:
 
 
 class StackTree:
-    """Growing prefix tree of stacks plus each thread's current stack in it."""
+    """Growing prefix tree of stacks: node ``i`` is the stack ``frame[i]`` (innermost) over
+    the stack of node ``parent[i]`` (-1: the empty stack).
+
+    Array arguments of the methods, unless said otherwise: per record, counts and levels
+    (*npush*, *keep*, *src*) are int64 and thread rows (*thr*) int32; frame indices are
+    int64 (int32 ones gather slower), node ids int32, path hashes uint64."""
 
     def __init__(self) -> None:
-        self.threads = 0
-        # per thread: the node of its current stack (-1: empty) and its depth
-        self._cur_node = np.zeros(0, np.int32)
-        self._cur_depth = np.zeros(0, np.int64)
         self._node_frame = np.zeros(1024, np.int32)
         self._node_parent = np.zeros(1024, np.int32)
         self._node_depth = np.zeros(1024, np.int16)  # its level: 1 for an outermost frame
@@ -191,57 +112,64 @@ class StackTree:
         # (ids, path hashes) of nodes not yet in the hash store nor in _node_hash: both are
         # needed from the next batch on only (so never, for a single batch)
         self._unindexed: list[tuple[np.ndarray, np.ndarray]] = []
-        self._frame_terms = np.zeros(0, np.uint64)
-        self._set_seed(_new_seed())
-        self._store = _HashStore()
+        self._hash = path_hash.PathHash(path_hash.new_seed())
+        self._store = HashStore()
         self._stale = False  # nodes were added without hashes: rehash before the next batch
 
     @property
-    def frame(self) -> np.ndarray:
+    def frame(self) -> npt.NDArray[np.int32]:
         """Frame-table index of each node."""
         return self._node_frame[: self._num_nodes]
 
     @property
-    def parent(self) -> np.ndarray:
+    def parent(self) -> npt.NDArray[np.int32]:
         """Parent node of each node (the next frame outward), -1 for an outermost frame."""
         return self._node_parent[: self._num_nodes]
 
-    def add_thread(self) -> int:
-        """Register the next thread row (its stack starts empty); returns the row."""
-        row = self.threads
-        if row >= self._cur_node.size:
-            cap = max(16, 2 * row)
-            self._cur_node = _grown(self._cur_node, cap, row)
-            self._cur_depth = _grown(self._cur_depth, cap, row)
-        self._cur_node[row] = -1
-        self._cur_depth[row] = 0
-        self.threads += 1
-        return row
+    @property
+    def seed(self) -> int:
+        """The seed of the path hashes in use."""
+        return self._hash.seed
 
-    def add_records(self, change, npush, frames, thr, keep) -> np.ndarray:
-        """Vectorised: the prefix-tree node of each stack-change record's new stack (-1 for an
-        empty stack, and for REPEAT records, which keep their thread's stack).
+    @property
+    def exact_only(self) -> bool:
+        """Whether the last batch needed the exact path (nodes are rehashed at the next)."""
+        return self._stale
 
-        Per record: *change* (False for REPEAT), *npush* (frames listed), *thr* (thread row, below
-        :attr:`threads`), *keep* (levels kept below the listed frames, at most the thread's
-        depth); *frames* are the listed frame indices of all records, innermost first per
-        record."""
+    def add_records(
+        self,
+        change: npt.NDArray[np.bool_],
+        npush: npt.NDArray[np.int64],
+        frames: npt.NDArray[np.int64],
+        thr: npt.NDArray[np.int32],
+        keep: npt.NDArray[np.int64],
+        stack_node: npt.NDArray[np.int32],
+        stack_depth: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.int32]:
+        """Vectorised: the node of each stack-change record's new stack (-1 for an empty stack,
+        and for REPEAT records, which keep their thread's stack).
+
+        Per record: *change* (False for REPEAT), *npush* (frames listed), *thr* (thread row),
+        *keep* (levels kept below the listed frames, at most the thread's depth); *frames*
+        are the listed frame indices of all records, innermost first per record. Per thread
+        row: the node and depth of its stack before the batch (*stack_node*, -1 for the
+        empty stack, and *stack_depth*). The caller carries each thread's last stack on."""
         if change.all():
-            return self._add_changes(npush, frames, thr, keep)
+            return self._add_changes(npush, frames, thr, keep, stack_node, stack_depth)
         rec_stack = np.full(change.size, -1, np.int32)
         changes = np.flatnonzero(change)  # (REPEAT records list no frames)
         if changes.size:
             rec_stack[changes] = self._add_changes(npush[changes], frames, thr[changes],
-                                                   keep[changes])
+                                                   keep[changes], stack_node, stack_depth)
         return rec_stack
 
-    def _add_changes(self, npush, frames, thr, keep) -> np.ndarray:
+    def _add_changes(self, npush, frames, thr, keep, stack_node, stack_depth) -> np.ndarray:
         """Vectorised: :meth:`add_records` for stack-change records only."""
         if self._stale:
             self._rehash()
         self._index_new_nodes()
         if frames.size:
-            self._cover_frames(int(frames.max()))
+            self._hash.cover(int(frames.max()))
         src = np.cumsum(npush)
         src -= npush  # each record's first listed frame
         known, rep = self._listed_stacks(npush, frames, keep, src)
@@ -250,10 +178,10 @@ class StackTree:
         row[own] = np.arange(own.size)
         row = row[rep]
         ev = _Events.build(npush[own], frames, keep[own], src[own])
-        base = self._bases(ev, thr, keep, own, row, known, npush)
+        base = self._bases(ev, thr, keep, own, row, known, npush, stack_node, stack_depth)
         for reseed, exact in _HASHED_ATTEMPTS:
             if reseed:
-                self._set_seed(_new_seed())
+                self._hash.reseed(path_hash.new_seed())
                 self._rehash()
             node = self._hashed_nodes(ev, base, exact)
             if node is not None:
@@ -272,7 +200,6 @@ class StackTree:
         rec_stack = known.astype(np.int32)
         rest = np.flatnonzero(known < 0)
         rec_stack[rest] = own_stack[row[rest]]
-        self._carry(npush, thr, keep, rec_stack)
         return rec_stack
 
     # ------------------------------------------------------------------ listed stacks
@@ -293,7 +220,7 @@ class StackTree:
         fresh = np.flatnonzero((keep == 0) & (npush > 0))
         if not fresh.size:
             return known, rep
-        h = self._listing_hashes(frames, src[fresh], npush[fresh])
+        h = self._hash.listings(frames, src[fresh], npush[fresh])
         node = self._store.lookup(h, self._node_hash)
         hit = np.flatnonzero(node >= 0)
         if hit.size:
@@ -312,29 +239,9 @@ class StackTree:
         dup, orig = fresh[order[later]], fresh[first[later]]
         same = npush[dup] == npush[orig]
         dup, orig = dup[same], orig[same]
-        same = _same_listings(frames, src[dup], src[orig], npush[dup])
+        same = segments.ranges_equal(frames, src[dup], src[orig], npush[dup], _COMPARE_BLOCK)
         rep[dup[same]] = orig[same]
         return known, rep
-
-    def _listing_hashes(self, frames, src, npush) -> np.ndarray:
-        """Vectorised: the path hash of the stack listed (innermost first) in each
-        ``frames[src:src + npush]``. With level terms ``R**level``, that is
-        ``R**(src + npush) * sum(term(frame) * R**-g)`` over the listing's indices g in
-        *frames*: one cumsum for all records."""
-        acc = self._frame_terms[frames]
-        if self._inverse_block is None:
-            self._inverse_block = _geometric(self._inverse_root, _POWER_BLOCK)
-        for lo in range(0, acc.size, _POWER_BLOCK):  # acc[g] *= R**-g, a block at a time
-            part = acc[lo:lo + _POWER_BLOCK]
-            part *= self._inverse_block[: part.size]
-            part *= np.uint64(pow(self._inverse_root, lo, 1 << 64))
-        np.cumsum(acc, out=acc)
-        end = src + npush
-        h = acc[end - 1]
-        inner = np.flatnonzero(src)
-        h[inner] -= acc[src[inner] - 1]
-        h *= _power(self._root_tables, end)
-        return h
 
     def _path_is(self, node, frames, src, npush) -> np.ndarray:
         """Vectorised over records, sequential over levels: whether each *node*'s stack is
@@ -345,7 +252,7 @@ class StackTree:
         cur = node[by_length].astype(np.intp)
         first, count = src[by_length], npush[by_length]
         # level-major: the walk's frames, and where the listing has them
-        start = np.r_[0, np.cumsum(_longer_than(count))]
+        start = np.r_[0, np.cumsum(segments.count_longer_than(count))]
         walked = np.empty(start[-1], np.int32)
         listed_at = np.empty(start[-1], np.intp)
         for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
@@ -360,14 +267,15 @@ class StackTree:
         return ok
 
     # ------------------------------------------------------------------ bases
-    def _bases(self, ev: _Events, thr, keep, own, row, known, npush) -> _Bases:
+    def _bases(self, ev: _Events, thr, keep, own, row, known, npush, stack_node,
+               stack_depth) -> _Bases:
         """Vectorised: the base of each record of *ev*: the batch's records *own*; *row*
         maps every batch record to the row of its stand-in among them, *known* to the node
         of its stack when that was found among earlier batches' nodes. A base is the node
         at level *keep* of the thread's stack, pushed by the latest earlier record of the
         thread in the batch that keeps fewer levels (those in between keep that level, and
         that record set it), else carried from earlier batches."""
-        order = np.argsort(thr.astype(segments.small_key_dtype(max(self.threads, 1))),
+        order = np.argsort(thr.astype(segments.small_key_dtype(max(stack_node.size, 1))),
                            kind="stable")  # a radix sort for small keys
         position = np.empty(order.size, np.intp)
         position[order] = np.arange(order.size)
@@ -389,8 +297,8 @@ class StackTree:
         node[rows[on_known]] = self._walk_up(known[p[on_known]], npush[p[on_known]],
                                              k[on_known])
         lost = np.flatnonzero(~found)
-        node[rows[lost]] = self._walk_up(self._cur_node[thr[rec[lost]]],
-                                         self._cur_depth[thr[rec[lost]]], k[lost])
+        node[rows[lost]] = self._walk_up(stack_node[thr[rec[lost]]],
+                                         stack_depth[thr[rec[lost]]], k[lost])
         carried = np.sort(np.r_[rows[on_known], rows[lost]])
         return _Bases(event, node, carried)
 
@@ -402,7 +310,7 @@ class StackTree:
             raise ValueError("a record keeps more levels than its thread's stack has")
         by_steps = np.argsort(-steps, kind="stable")
         cur = node[by_steps].astype(np.intp)
-        for n in _longer_than(steps[by_steps]).tolist():
+        for n in segments.count_longer_than(steps[by_steps]).tolist():
             c = cur[:n]
             c[...] = self._node_parent[c]
         out = np.empty(cur.size, np.int32)
@@ -451,7 +359,7 @@ class StackTree:
         """Vectorised: path hash of every event (within a record a cumsum of terms; each
         record's base hash by pointer jumping along base records). *base_hash* holds those
         of carried bases on entry, of all bases on return."""
-        h = self._terms(ev.frame, ev.level)
+        h = self._hash.terms(ev.frame, ev.level)
         np.cumsum(h, out=h)
         before = np.zeros(ev.start.size, np.uint64)  # the cumsum before each record
         inner = np.flatnonzero(ev.start)
@@ -511,7 +419,7 @@ class StackTree:
             from_event = pn == -2
             pn[from_event] = node[parent_event[sel[from_event]]]
             uniq, first, inverse = segments.unique_inverse(_pair_keys(pn, ev.frame[sel]))
-            ids = _find_sorted(known_keys, uniq)
+            ids = segments.find_sorted(known_keys, uniq)
             ids[ids >= 0] = known_order[ids[ids >= 0]]
             miss = np.flatnonzero(ids < 0)
             ids[miss] = m + temp_count + np.arange(miss.size)
@@ -532,33 +440,6 @@ class StackTree:
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
-    # ------------------------------------------------------------------ hashes
-    def _set_seed(self, seed: int) -> None:
-        """New random terms: per level (odd, so a term tells frames apart) and per frame."""
-        self._seed = seed
-        # level terms R**level (R odd): a listed stack's path hash is then one cumsum away
-        # (see _listing_hashes)
-        self._root = int(hashing.hash_table(1, seed ^ 0x5EED)[0]) | 1
-        self._inverse_root = pow(self._root, -1, 1 << 64)
-        self._root_tables = _power_tables(self._root)
-        self._inverse_block: np.ndarray | None = None  # R**-g for g below _POWER_BLOCK
-        self._level_terms = self._root_tables[0][: MAX_DEPTH + 1]
-        self._frame_terms = hashing.hash_table(self._frame_terms.size, seed)
-
-    def _cover_frames(self, top: int) -> None:
-        """Extend the per-frame terms up to frame index *top*."""
-        have = self._frame_terms.size
-        if top >= have:
-            more = max(top + 1, 2 * have, 1024) - have
-            self._frame_terms = np.concatenate(
-                [self._frame_terms, hashing.hash_table(more, self._seed, first=have)])
-
-    def _terms(self, frame: np.ndarray, level: np.ndarray) -> np.ndarray:
-        """Vectorised: the path-hash term of each (frame, level) pair (a new array)."""
-        terms = self._frame_terms[frame]
-        terms *= self._level_terms[level]
-        return terms
-
     # ------------------------------------------------------------------ state
     def _write_nodes(self, frame: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> None:
         """Write nodes with ids from the current count on (without counting them; their
@@ -566,9 +447,9 @@ class StackTree:
         need = self._num_nodes + frame.size
         if need > self._node_frame.size:
             cap = max(need, 2 * self._node_frame.size)
-            self._node_frame = _grown(self._node_frame, cap, self._num_nodes)
-            self._node_parent = _grown(self._node_parent, cap, self._num_nodes)
-            self._node_depth = _grown(self._node_depth, cap, self._num_nodes)
+            self._node_frame = segments.grown(self._node_frame, cap, self._num_nodes)
+            self._node_parent = segments.grown(self._node_parent, cap, self._num_nodes)
+            self._node_depth = segments.grown(self._node_depth, cap, self._num_nodes)
         self._node_frame[self._num_nodes:need] = frame
         self._node_parent[self._num_nodes:need] = parent
         self._node_depth[self._num_nodes:need] = depth
@@ -579,112 +460,27 @@ class StackTree:
             return
         if self._node_hash.size < self._num_nodes:
             cap = max(self._num_nodes, 2 * self._node_hash.size)
-            self._node_hash = _grown(self._node_hash, cap, self._node_hash.size)
-        for ids, path_hash in self._unindexed:
-            self._node_hash[ids] = path_hash
-            self._store.add(path_hash, ids)
+            self._node_hash = segments.grown(self._node_hash, cap, self._node_hash.size)
+        for ids, hashes in self._unindexed:
+            self._node_hash[ids] = hashes
+            self._store.add(hashes, ids)
         self._unindexed.clear()
-
-    def _carry(self, npush, thr, keep, rec_stack) -> None:
-        """Vectorised: each thread's current node and depth after the batch (of stack-change
-        records): its last record's."""
-        last = np.full(self.threads, -1, np.int64)
-        np.maximum.at(last, thr, np.arange(thr.size))
-        t = np.flatnonzero(last >= 0)
-        r = last[t]
-        self._cur_node[t] = rec_stack[r]
-        self._cur_depth[t] = keep[r] + npush[r]
 
     def _rehash(self) -> None:
         """Vectorised (pointer jumping): path hashes of all nodes under the current seed, and
         the hash store rebuilt from them."""
         m = self._num_nodes
-        parent = self._node_parent[:m]
-        terms = self._terms(self._node_frame[:m], self._node_depth[:m])
-        self._node_hash = segments.decode_chain_sums(terms, parent.astype(np.int64))
-        self._store = _HashStore()
+        self._node_hash = self._hash.nodes(self._node_frame[:m], self._node_parent[:m],
+                                           self._node_depth[:m])
+        self._store = HashStore()
         self._store.add(self._node_hash, np.arange(m))
         self._unindexed.clear()
         self._stale = False
 
 
 # ---------------------------------------------------------------------- helpers
-def _geometric(ratio: int, count: int) -> np.ndarray:
-    """Vectorised: ``ratio**g`` mod 2**64 for g below *count* (as an outer product of two
-    short running products: a long one costs about 5 ns per value)."""
-    side = max(1, int(count**0.5) + 1)
-    small, big = (np.full(side, r, np.uint64) for r in (ratio, pow(ratio, side, 1 << 64)))
-    small[0] = big[0] = 1
-    for part in (small, big):
-        np.multiply.accumulate(part, out=part)  # (wraps mod 2**64)
-    return np.multiply.outer(big, small).reshape(-1)[:count].copy()
-
-
-def _power_tables(base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``base**(i << (k * _POWER_BITS))`` mod 2**64 for i below ``2**_POWER_BITS``, k = 0, 1, 2."""
-    size = 1 << _POWER_BITS
-    return tuple(_geometric(pow(base, 1 << (k * _POWER_BITS), 1 << 64), size)
-                 for k in range(3))  # type: ignore[return-value]
-
-
-def _power(tables, exponent: np.ndarray) -> np.ndarray:
-    """Vectorised: ``base**exponent`` mod 2**64 (exponents below 2**33) from
-    :func:`_power_tables`."""
-    e = np.asarray(exponent, np.int64)
-    mask = (1 << _POWER_BITS) - 1
-    out = tables[0][e & mask]
-    out *= tables[1][(e >> _POWER_BITS) & mask]
-    out *= tables[2][e >> (2 * _POWER_BITS)]
-    return out
-
-
-def _longer_than(lengths: np.ndarray) -> np.ndarray:
-    """Vectorised: for non-increasing *lengths*, how many are above i, for i from 0 to the
-    first length (the walks still under way at each step)."""
-    top = int(lengths[0]) if lengths.size else 0
-    return np.searchsorted(-lengths, -np.arange(top))
-
-
-def _same_listings(frames, a, b, count) -> np.ndarray:
-    """Vectorised, in blocks of about :data:`_COMPARE_BLOCK` frames: per pair, whether
-    ``frames[a:a + count]`` equals ``frames[b:b + count]``."""
-    same = np.ones(a.size, bool)
-    cum = np.cumsum(count)
-    total = int(cum[-1]) if cum.size else 0
-    bounds = np.r_[0, np.searchsorted(cum, np.arange(_COMPARE_BLOCK, total, _COMPARE_BLOCK)),
-                   a.size]
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        if lo >= hi:
-            continue
-        c = count[lo:hi]
-        idx = segments.decode_ragged_ranges(a[lo:hi], c)
-        listed = frames[idx]
-        idx += np.repeat(b[lo:hi] - a[lo:hi], c)
-        differ = np.flatnonzero(listed != frames[idx])
-        if differ.size:
-            offs = np.cumsum(c)
-            offs -= c
-            same[lo + np.searchsorted(offs, differ, side="right") - 1] = False
-    return same
-
-
 def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
     """Vectorised: exact uint64 keys of (parent node or -1, frame < 2**32) pairs."""
     keys = (parent.astype(np.int64) + 1).astype(np.uint64) << np.uint64(32)
     keys |= frame.astype(np.uint64)
     return keys
-
-
-def _find_sorted(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
-    """Vectorised: index of each needle in the sorted *haystack*, -1 where absent."""
-    if not haystack.size:
-        return np.full(needles.size, -1, np.int64)
-    pos = np.minimum(np.searchsorted(haystack, needles), haystack.size - 1)
-    return np.where(haystack[pos] == needles, pos, -1)
-
-
-def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
-    """A larger array starting with ``a[:used]`` (np.resize would also fill the rest)."""
-    out = np.empty(cap, a.dtype)
-    out[:used] = a[:used]
-    return out

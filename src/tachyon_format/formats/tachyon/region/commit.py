@@ -1,0 +1,219 @@
+"""Stage 2 of the vectorised decoder: what a batch of records means, for all records at once.
+
+Invariant: committing a :class:`~.records.RecordBatch` leaves the thread table, the stack
+tree and the output columns exactly as :func:`.scan.decode_region` would after the same
+records, or raises the :class:`FormatError` it would raise (then nothing of the batch is
+in the columns, but for a thread-count error, where the records before the bad one are
+committed first). The checks here are those that need the threads' state
+(docs/format/reader.md#checks-during-replay, 2 and 13 to 16); :mod:`.discover` and
+:mod:`.scan` made the others.
+
+1. *Thread rows* of the records, adding new threads in order (:class:`.threads.ThreadTable`).
+2. *Depths*: each record maps its thread's depth d to ``max(d + a, b)``, or to ``b`` (FULL,
+   SUFFIX): one grouped max-plus scan gives every depth before and after
+   (:func:`~tachyon_format.kernels.segments.decode_group_max_plus`), hence the levels each
+   record keeps and the shared-count and final-depth checks.
+3. *Frame checks*: listed frame indices below the frame count, with valid strings.
+4. *Stacks*: the prefix-tree node of each record's new stack (:mod:`.stack_tree`), then each
+   REPEAT's stack carried from the latest earlier record of its thread.
+
+A batch must not hold a SUFFIX with no new frame and fewer shared frames than its thread's
+depth: that one keeps the *innermost* shared frames (docs/format/records.md#suffix), not a
+level of the tree. CPython's writer never writes one; :mod:`.discover` leaves them to the
+sequential reader, and the decoder hands them over listing their whole new stack.
+5. *Clocks*: one running sum over all the deltas, adjusted at each record's first sample so
+   that it continues its thread's clock (mod 2**64).
+6. *Columns*: the records and samples appended to the caller's columns, in blocks of
+   samples (:func:`.records.sample_blocks`): fresh memory per sample costs more than the
+   arithmetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.errors import FormatError
+from tachyon_format.kernels import segments
+from tachyon_format.schema import tachyon as spec
+
+from .columns import GrowingColumns
+from .records import (
+    FULL,
+    POP_PUSH,
+    REPEAT,
+    SUFFIX,
+    RecordBatch,
+    RecordCounts,
+    RegionFacts,
+    sample_blocks,
+)
+from .stack_tree import StackTree
+from .threads import ThreadCountError, ThreadTable
+
+MAX_DEPTH = spec.MAX_STACK_DEPTH
+# check numbers of docs/format/reader.md#checks-during-replay: which error of one record wins
+SHARED_CHECK, FINAL_DEPTH_CHECK, FRAME_CHECK = 13, 14, 15
+
+__all__ = ["Committer"]
+
+
+class Committer:
+    """Commits record batches to the thread table, the stack tree and output columns."""
+
+    def __init__(self, facts: RegionFacts, threads: ThreadTable, tree: StackTree) -> None:
+        self.facts = facts
+        self.threads = threads
+        self.tree = tree
+        self.counts = RecordCounts()
+        self.records = 0  # records committed so far: the number of the next one
+        ok = facts.frame_string_ok
+        self._all_frames_ok = ok is None or bool(ok.all())  # then a bound is the check
+
+    def commit(self, batch: RecordBatch, samples: GrowingColumns,
+               records: GrowingColumns) -> None:
+        """Vectorised: append the batch's samples and records to the columns (see the module
+        docs); ``first_sample`` counts rows of *samples*."""
+        try:
+            thr = self.threads.rows_of(batch.interpreter_id, batch.thread_id)  # 1.
+        except ThreadCountError as exc:
+            if exc.index:
+                self.commit(batch.split(exc.index)[0], samples, records)
+            raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
+                              record=self.records, region=True) from None
+        key = segments.small_key_dtype(max(len(self.threads), 1))
+        order = np.argsort(thr.astype(key), kind="stable")  # a radix sort for small keys
+        errors: list[tuple[int, int, str]] = []  # (record, check, message): the first wins
+        before, after, keep = self._depths(batch, thr, order, errors)  # 2.
+        self._check_frames(batch, errors)  # 3.
+        if errors:
+            index, _, message = min(errors)
+            raise FormatError(message, offset=int(batch.offset[index]),
+                              record=self.records + index, region=True)
+        if self._innermost_suffixes(batch, before):
+            raise ValueError("a SUFFIX that keeps its innermost frames must list them")
+        last = segments.last_per_group(thr, order)  # each thread's last record
+        change = batch.encoding != REPEAT
+        stack = self.tree.add_records(change, batch.npush, batch.frames, thr, keep,  # 4.
+                                      self.threads.node, self.threads.depth)
+        stack = segments.group_forward_fill(thr, order, change, stack, self.threads.node)
+        self.threads.node[thr[last]] = stack[last]
+        self.threads.depth[thr[last]] = after[last]
+        self._write(batch, thr, order, last, stack, samples, records)  # 5. and 6.
+        self.counts.add(np.bincount(batch.encoding, minlength=4).tolist(),
+                        int(batch.status.size))
+        self.records += batch.size
+
+    # ------------------------------------------------------------------ 2. and 3.
+    def _depths(
+        self, batch: RecordBatch, thr: npt.NDArray[np.int32], order: npt.NDArray[np.intp],
+        errors: list[tuple[int, int, str]],
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Vectorised: the depth of each record's thread before and after it (int64), the
+        levels it keeps below its listed frames, and the shared-count and final-depth
+        errors."""
+        enc, arg, npush = batch.encoding, batch.arg, batch.npush
+        # depth after = max(depth before + a, b), or b for FULL and SUFFIX (counts clamped
+        # just past the cap: a larger one fails the same check)
+        push = np.minimum(npush, MAX_DEPTH + 1)
+        pop_push = enc == POP_PUSH
+        a = np.where(pop_push, push - np.minimum(arg, MAX_DEPTH + 1), 0)
+        b = np.where(enc == SUFFIX, np.minimum(arg, MAX_DEPTH + 1) + push, push)  # (REPEAT 0)
+        reset = (enc == FULL) | (enc == SUFFIX)
+        before, after = segments.decode_group_max_plus(thr, order, a, b, reset,
+                                                       self.threads.depth)
+        keep = np.where(enc == SUFFIX, arg, np.where(pop_push, np.maximum(before - arg, 0), 0))
+        too_shared = (enc == SUFFIX) & (arg > before)
+        bad = np.flatnonzero(too_shared)
+        if bad.size:
+            i = int(bad[0])
+            errors.append((i, SHARED_CHECK,
+                           f"Shared count {arg[i]} exceeds current stack depth {before[i]}"))
+        final = keep + npush
+        bad = np.flatnonzero((enc >= SUFFIX) & (final > MAX_DEPTH) & ~too_shared)
+        if bad.size:
+            i = int(bad[0])
+            errors.append((i, FINAL_DEPTH_CHECK,
+                           f"Final stack depth {final[i]} exceeds capacity {MAX_DEPTH}"))
+        return before, after, keep
+
+    def _check_frames(self, batch: RecordBatch, errors: list[tuple[int, int, str]]) -> None:
+        """Vectorised: CPython's frame and string index checks of the listed frames (the
+        frames a record keeps passed them when they were listed)."""
+        f = batch.frames
+        count = self.facts.frame_count
+        if not f.size or (self._all_frames_ok and int(f.max()) < count):
+            return
+        out = f >= count
+        bad = out.copy()
+        if count and self.facts.frame_string_ok is not None:
+            bad |= ~self.facts.frame_string_ok[np.minimum(f, count - 1)]
+        idx = np.flatnonzero(bad)
+        if idx.size:
+            k = int(idx[0])
+            i = int(np.searchsorted(np.cumsum(batch.npush), k, side="right"))
+            message = f"Invalid frame index: {f[k]}" if out[k] else "Invalid string index in frame"
+            errors.append((i, FRAME_CHECK, message))
+
+    @staticmethod
+    def _innermost_suffixes(batch: RecordBatch, before: npt.NDArray[np.int64]) -> list[int]:
+        """The SUFFIX records with no new frame and a shared count between 0 and the depth,
+        which keep the *innermost* ``shared`` frames (see the module docs)."""
+        maybe = np.flatnonzero((batch.npush == 0) & (batch.encoding == SUFFIX))
+        if not maybe.size:
+            return []
+        arg = batch.arg[maybe]
+        return maybe[(arg > 0) & (arg < before[maybe])].tolist()
+
+    # ------------------------------------------------------------------ 5. and 6.
+    def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
+               order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
+               stack: npt.NDArray[np.int32], samples: GrowingColumns,
+               records: GrowingColumns) -> None:
+        """Vectorised: the batch's rows appended to the columns (*stack*: the node of each
+        record's stack; *last*: each thread's last record)."""
+        rows = records.append(batch.size)
+        rows["offset"][...] = batch.offset
+        rows["encoding"][...] = batch.encoding
+        first = np.cumsum(batch.nsamp)
+        first -= batch.nsamp
+        out = samples.append(int(batch.status.size))
+        self._timestamps(batch, thr, order, last, first, out["timestamp_us"])
+        rows["first_sample"][...] = first
+        rows["first_sample"] += samples.size - batch.status.size
+        out["status"][...] = batch.status
+        for ra, rb, sa, sb in sample_blocks(batch.nsamp):  # bounded temporaries
+            out["thread"][sa:sb] = np.repeat(thr[ra:rb], batch.nsamp[ra:rb])
+            out["stack"][sa:sb] = np.repeat(stack[ra:rb], batch.nsamp[ra:rb])
+
+    def _timestamps(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
+                    order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
+                    first: npt.NDArray[np.int64], out: npt.NDArray[np.uint64]) -> None:
+        """Vectorised: the clock of every sample (uint64, mod 2**64) into *out*, and each
+        thread's clock after the batch.
+
+        One running sum over the deltas, each record's first delta adjusted so that the sum
+        restarts from its thread's clock: the per-record sums and the per-thread clocks
+        (a grouped cumsum) only cost work per record, not per sample."""
+        if not out.size:
+            return
+        delta = out  # the deltas, summed in place
+        delta[...] = batch.delta
+        delta[batch.wide] = batch.wide_delta
+        has = batch.nsamp > 0
+        total = np.zeros(batch.size, np.uint64)
+        # per-record sums from the one-byte deltas (an eighth of the memory to read), then
+        # the rest of each wider one
+        total[has] = np.add.reduceat(batch.delta, first[has], dtype=np.uint64)
+        if batch.wide.size:
+            np.add.at(total, np.searchsorted(first, batch.wide, side="right") - 1,
+                      batch.wide_delta - batch.delta[batch.wide])
+        clock = self.threads.clock
+        after = segments.decode_group_cumsum(thr, total, clock, order=order)
+        clock[thr[last]] = after[last]
+        # the running sum reaches each record's start at the previous record's end clock
+        start, end = after - total, after[has]
+        reached = np.zeros(end.size, np.uint64)
+        reached[1:] = end[:-1]
+        delta[first[has]] += start[has] - reached
+        np.cumsum(delta, out=out)

@@ -1,0 +1,262 @@
+"""Stage 1 of the vectorised decoder: find the records of a window of the region at once.
+
+Invariant: the records :func:`discover` returns are exactly those that
+:func:`.scan.scan_record` would read one after the other from the window's start, their
+syntax checked (varint lengths, u32 ranges, depth caps, status bytes); it stops before the
+first record it cannot vouch for, and says why (:class:`Found`). Checks that need the
+threads' state (thread count, shared counts, resulting depths, frame indices) are left to
+:mod:`.commit`.
+
+How: every varint of a record ends at a *terminator*, a byte below 0x80, and so does the
+encoding byte; so the record starting at a position ends at the terminator whose rank
+(:class:`~tachyon_format.kernels.terminators.TerminatorIndex`) follows from the record's
+counts alone. Status bytes are terminators too, when below 0x80 (else the record goes to the
+sequential reader).
+
+1. *Candidates*: positions whose interpreter id is a known one (or the window start's), and
+   whose encoding byte is 0..3; once threads are known, whose thread id is a known one.
+2. *Ends*: for each candidate, its counts (the first body varints) give the rank of its last
+   terminator, hence the position after it: where the next record would start.
+3. *Chain*: the candidates reachable from the window start by those pointers
+   (:func:`~tachyon_format.kernels.segments.chain_from_first`): the true records, if the
+   first one is.
+4. *Validation*, in order: complete, counts in range, no SUFFIX without new frames over
+   shared ones (it may keep the innermost frames: the sequential reader lists them), no
+   varint over 10 bytes, status bytes below 0x80, frame indices that fit a u32; the chain
+   is cut at the first record that fails.
+5. *Samples and frames* of the records kept: deltas, statuses and frame indices by rank.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.kernels import segments, terminators, varint
+from tachyon_format.kernels.fixed import decode_fixed_at
+from tachyon_format.kernels.varint import U32_MAX
+from tachyon_format.schema import tachyon as spec
+
+from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordBatch, sample_blocks
+
+PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
+INTERPRETER_AT = 8  # byte offsets in the prefix: thread_id u64, interpreter_id u32, encoding
+ENCODING_AT = 12
+MAX_DEPTH = spec.MAX_STACK_DEPTH
+
+__all__ = ["Found", "KnownThreads", "discover"]
+
+
+class KnownThreads(NamedTuple):
+    """What discovery may know of the threads (a snapshot: it may run in a helper thread)."""
+
+    interpreter_ids: list[int]  # every one seen so far
+    thread_ids: npt.NDArray[np.uint64] | None  # sorted; None: candidates are not filtered
+
+
+class Found(NamedTuple):
+    """What :func:`discover` found in ``buf[start:stop]``."""
+
+    batch: RecordBatch | None  # the records (None: not one)
+    cut: int  # buffer position after the last of them
+    # what stops the records at *cut*: "done" (the end of the data), "window" (the window's
+    # end: the next record does not fit in it), "scalar" (the next record needs the
+    # sequential reader)
+    reason: Literal["done", "window", "scalar"]
+
+
+def discover(
+    buf: npt.NDArray[np.uint8],
+    start: int,
+    stop: int,
+    *,
+    base: int,
+    at_end: bool,
+    known: KnownThreads,
+    order: Literal["<", ">"],
+) -> Found:
+    """Vectorised: the records from ``buf[start]`` on that lie in ``buf[start:stop]``, the
+    window (*base*: region offset of ``buf[0]``; *at_end*: *stop* is the end of the data
+    for good). See the module docs."""
+    w = buf[start:stop]
+    n = w.size
+    if n < PREFIX_SIZE:
+        return Found(None, start, "scalar" if at_end else "window")
+    # 1. candidates
+    cand = _candidates(w, known.interpreter_ids, order)
+    if not cand.size or cand[0] != 0:
+        return Found(None, start, "scalar")
+    cand = _known_thread_candidates(w, cand, known.thread_ids, order)
+    # 2. ends, from the counts: va is the REPEAT count or the delta, vb the FULL depth or the
+    # shared/pop count, vc the SUFFIX/POP_PUSH frame count; t0 the rank of va's terminator
+    ti = terminators.TerminatorIndex.of(w)
+    nt = ti.count
+    t0 = ti.rank(cand + PREFIX_SIZE, ordered=True)  # (the encoding byte is a terminator)
+    enc = w[cand + ENCODING_AT]
+    at_a = _terminators_from(ti, cand + ENCODING_AT, t0 - 1, 1)
+    va = ti.varints_ending_at(at_a)
+    vb = np.zeros(cand.size, np.uint64)
+    vc = np.zeros(cand.size, np.uint64)
+    listed = np.flatnonzero(enc != REPEAT)
+    at_b = _terminators_from(ti, at_a[listed], t0[listed], 2)  # (after the status byte)
+    vb[listed] = ti.varints_ending_at(at_b)
+    counted = np.flatnonzero(enc[listed] != FULL)
+    vc[listed[counted]] = ti.varints_ending_at(
+        _terminators_from(ti, at_b[counted], t0[listed[counted]] + 2, 1))
+    counted = listed[counted]
+    # the rank of each record's last terminator, after t0: REPEAT 2 per entry; FULL delta,
+    # status, depth; SUFFIX/POP_PUSH delta, status, shared/pop, count; then the frames
+    # (counts capped at the terminators there are: a larger one is incomplete anyway)
+    cap = np.uint64(nt)
+    last = 2 * np.minimum(va, cap).astype(np.int64)
+    last[listed] = 2 + np.minimum(vb[listed], cap).astype(np.int64)
+    last[counted] = 3 + np.minimum(vc[counted], cap).astype(np.int64)
+    last += t0
+    complete = last < nt
+    nxt = np.where(complete, ti.select(np.minimum(last, nt - 1)) + 1, n + 1)
+    # 3. the chain from the window start
+    chain = segments.chain_from_first(cand, nxt, n)
+    c_pos, c_enc, c_t0 = cand[chain], enc[chain], t0[chain]
+    c_a, c_b, c_c = va[chain], vb[chain], vc[chain]
+    c_complete = complete[chain]
+    # 4. validation
+    ok = c_complete & np.where(c_enc == REPEAT, c_a <= U32_MAX,
+                               np.where(c_enc == FULL, c_b <= MAX_DEPTH,
+                                        (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
+    ok &= (c_enc != SUFFIX) | (c_c > 0) | (c_b == 0)  # (never written by CPython)
+    long_ends = ti.long_varint_ends()
+    if long_ends.size:  # a record holding a varint of more than 10 bytes is not valid
+        ok &= np.searchsorted(long_ends, c_pos) == np.searchsorted(long_ends, nxt[chain])
+    del t0, va, vb, vc, last, complete
+    r = segments.first_false(ok)
+    # 5. samples (and status bytes >= 0x80), then frames (and indices above a u32)
+    nsamp = np.where(c_enc[:r] == REPEAT, c_a[:r].astype(np.int64), 1)
+    s_first = np.where(c_enc[:r] == REPEAT, c_t0[:r] + 1, c_t0[:r])  # rank of the 1st delta
+    status, delta, wide, wide_delta = _sample_bytes(ti, s_first, nsamp)
+    if status.size and status.max() >= 0x80:
+        st_bad = np.flatnonzero(status >= 0x80)
+        r = int(np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right"))
+    npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
+                     np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
+    f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)  # rank of the 1st frame
+    frames = ti.varints_at(*ti.select_runs(f_first, npush))
+    f_bad = np.flatnonzero(frames > U32_MAX)
+    if f_bad.size:
+        r = int(np.searchsorted(np.cumsum(npush), f_bad[0], side="right"))
+    nsamp, npush = nsamp[:r], npush[:r]
+    ns, nf = int(nsamp.sum()), int(npush.sum())
+    if r == 0:
+        cut = start
+    elif r < chain.size:
+        cut = start + int(c_pos[r])
+    else:
+        cut = start + int(nxt[chain[-1]])
+    if cut >= start + n:
+        why = "done" if at_end else "window"
+    elif at_end:
+        why = "scalar"
+    elif r < chain.size:
+        why = "scalar" if c_complete[r] else "window"
+    else:
+        why = "window" if cut + PREFIX_SIZE > start + n else "scalar"
+    if r == 0:
+        return Found(None, cut, why)
+    pos = c_pos[:r]
+    enc_r = c_enc[:r]
+    narrow = wide < ns
+    batch = RecordBatch(
+        offset=pos + (base + start),
+        encoding=enc_r,
+        thread_id=decode_fixed_at(w, pos, np.dtype(order + "u8")),
+        interpreter_id=decode_fixed_at(w, pos + INTERPRETER_AT, np.dtype(order + "u4")),
+        nsamp=nsamp,
+        arg=np.where(enc_r >= SUFFIX, c_b[:r], np.uint64(0)).astype(np.int64),
+        npush=npush,
+        delta=delta[:ns],
+        status=status[:ns],
+        frames=frames[:nf].astype(np.int64),
+        wide=wide[narrow],
+        wide_delta=wide_delta[narrow],
+    )
+    return Found(batch, cut, why)
+
+
+def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
+                order: Literal["<", ">"]) -> npt.NDArray[np.intp]:
+    """Vectorised: offsets with a known interpreter id (or the window start's) and an
+    encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
+
+    A REPEAT whose count is 0 is legal but never written; excluding it drops the
+    candidates inside the zero bytes of most thread and interpreter ids (a genuine one
+    breaks the chain and goes to the sequential reader)."""
+    m = w.size - PREFIX_SIZE + 1
+    endian = "little" if order == "<" else "big"
+    ids = {bytes(w[INTERPRETER_AT:ENCODING_AT])} | {i.to_bytes(4, endian)
+                                                    for i in interpreter_ids}
+    hit = None
+    for iid in ids:
+        same = w[INTERPRETER_AT:INTERPRETER_AT + m] == iid[0]
+        for j in range(1, 4):  # (its other three bytes)
+            same &= w[INTERPRETER_AT + j:INTERPRETER_AT + j + m] == iid[j]
+        hit = same if hit is None else hit | same
+    hit &= w[ENCODING_AT:] <= POP_PUSH
+    hit[:-1] &= (w[ENCODING_AT:-1] != REPEAT) | (w[ENCODING_AT + 1:] != 0)
+    return np.flatnonzero(hit)
+
+
+def _known_thread_candidates(w: npt.NDArray[np.uint8], cand: npt.NDArray[np.intp],
+                             known: npt.NDArray[np.uint64] | None,
+                             order: Literal["<", ">"]) -> npt.NDArray[np.intp]:
+    """Vectorised: the candidates whose thread id is one of the sorted *known* (and the
+    window's first), unless *known* is None. In real profiles about one candidate in two to
+    four is a true record; a record of a new thread just ends the chain there, the
+    sequential reader adds the thread, and the next window knows it."""
+    if known is None:
+        return cand
+    tid = decode_fixed_at(w, cand, np.dtype(order + "u8"))
+    at = np.minimum(np.searchsorted(known, tid), known.size - 1)
+    keep = known[at] == tid
+    keep[0] = True
+    return cand[np.flatnonzero(keep)]
+
+
+def _terminators_from(ti: terminators.TerminatorIndex, pos: npt.NDArray[np.intp],
+                      rank: npt.NDArray[np.intp], steps: int) -> npt.NDArray[np.intp]:
+    """Vectorised: the terminator *steps* ranks after the one of rank *rank* at *pos*
+    (``select(rank + steps)``, clamped to the last): the one *steps* bytes on when the
+    bytes between are terminators too (single-byte varints, the usual case), else by
+    rank."""
+    w = ti.buf
+    out = pos + steps
+    ok = out < w.size
+    for i in range(1, steps + 1):
+        ok &= np.take(w, pos + i, mode="clip") < 0x80
+    other = np.flatnonzero(~ok)
+    if other.size:
+        out[other] = ti.select(np.minimum(rank[other] + steps, ti.count - 1), ordered=True)
+    return out
+
+
+def _sample_bytes(ti: terminators.TerminatorIndex, first: npt.NDArray[np.intp],
+                  nsamp: npt.NDArray[np.int64]):
+    """Vectorised per block of samples: the status byte and the last byte of the delta of
+    every sample, whose delta terminators have ranks ``first[r] + 2 * i``; plus the samples
+    whose deltas are longer than one byte (intp) and their values (uint64).
+
+    Block by block, so that the position temporaries (8 bytes per sample) stay small and
+    are reused, instead of fresh memory as large as the window's samples."""
+    total = int(nsamp.sum())
+    w = ti.buf
+    status = np.empty(total, np.uint8)  # a status byte is the terminator after its delta
+    delta = np.empty(total, np.uint8)
+    wide, wide_delta = [np.zeros(0, np.intp)], [np.zeros(0, np.uint64)]
+    for ra, rb, sa, sb in sample_blocks(nsamp):
+        pos, multi = ti.select_runs(first[ra:rb], nsamp[ra:rb], 2)
+        np.take(w[1:], pos, out=status[sa:sb])
+        np.take(w, pos, out=delta[sa:sb])
+        if multi.size:
+            wide.append(multi + sa)
+            wide_delta.append(varint.decode_uleb128_ending_at(w, pos[multi]))
+    return status, delta, np.concatenate(wide), np.concatenate(wide_delta)
