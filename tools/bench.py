@@ -61,6 +61,8 @@ DEFAULT_INPUTS = tuple(name for name in ALL_INPUTS if name not in SHORT_REAL)
 BATCH_ONLY = ("mixed-20m",)  # used only by the iter_batches measurement
 QUICK_INPUTS = ("mixed-1m", *SHORT_REAL)
 WRITER_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m")
+PPROF_INPUTS = ("mixed-1m", "mixed-5m", "real-threads", "real-deep", "real-threads-4s",
+                "real-deep-4s")  # tools/bench/pprof_bench.py
 PROFILE_RATE = "20khz"
 
 _T0 = time.perf_counter()
@@ -650,7 +652,7 @@ def _errors(results: dict) -> list[str]:
 
 
 def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
-           args) -> str:
+           args, pprof: dict | None = None) -> str:
     lines = ["# tachyon-format benchmark results", ""]
     lines += [f"Command: `python tools/bench.py {' '.join(args.argv)}`".replace("  ", " "),
               f"Timings: best of {args.repeat} fresh processes "
@@ -667,13 +669,26 @@ def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
     if writes:
         lines += ["", "## Writing (same samples, zstd)", "",
                   format_table(WRITE_HEADERS, write_rows(metas, writes))]
-    notes = _errors({"read": reads, "batches": batches.get("runs", {}), "write": writes})
+    if pprof:
+        lines += _pprof_module().render(sys.modules[__name__], metas, pprof)
+    notes = _errors({"read": reads, "batches": batches.get("runs", {}), "write": writes,
+                     "pprof": pprof or {}})
     if notes:
         lines += ["", "## Not measured / failed", "", *notes]
     return "\n".join(lines) + "\n"
 
 
 # -- main --------------------------------------------------------------------------------------
+
+
+def _pprof_module():
+    """tools/bench/pprof_bench.py (the pprof rows), loaded by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pprof_bench", BENCH / "pprof_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -691,6 +706,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="address-space cap for `replay --collapsed` (half the RAM)")
     ap.add_argument("--skip-batches", action="store_true")
     ap.add_argument("--skip-writer", action="store_true")
+    ap.add_argument("--skip-pprof", action="store_true")
     ap.add_argument("--batch-input", help="input for iter_batches (mixed-20m; quick: mixed-1m)")
     ap.add_argument("--batch-sizes", default="100000,1000000")
     ap.add_argument("--reference-python", help="CPython 3.15 (else $TACHYON_REFERENCE_PYTHON)")
@@ -746,11 +762,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"measuring writers on {name}")
         writes[name] = measure_writers(ref, dev, args.data_dir, name, args)
 
-    report = render(facts, metas, reads, batches, writes, args)
+    pprof: dict = {}
+    pprof_names = [] if args.skip_pprof else [n for n in read_names if n in PPROF_INPUTS]
+    if pprof_names:
+        pprof = _pprof_module().measure(sys.modules[__name__], ref, dev, args.data_dir,
+                                        pprof_names, args)
+    report = render(facts, metas, reads, batches, writes, args, pprof)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(report)
     raw = {"facts": facts, "inputs": metas, "reads": reads, "batches": batches,
-           "writes": writes, "repeat": args.repeat}
+           "writes": writes, "pprof": pprof, "repeat": args.repeat}
     args.output.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     print(report)
     log(f"wrote {args.output} and {args.output.with_suffix('.json')}")

@@ -35,6 +35,7 @@ from types import ModuleType
 import construct as cs
 
 from tachyon_format.schema import gperftools as G
+from tachyon_format.schema import pprof as PP
 from tachyon_format.schema import primitives as P
 from tachyon_format.schema import tachyon as T
 
@@ -134,6 +135,8 @@ FORMAT_PAGES = (
          ("Variant",), module=G),
 )
 """Formats other than Tachyon: one generated page each, from the whole schema module."""
+PPROF_PAGE = Page("pprof.md", "pprof profile.proto")
+"""Google's pprof format, from the message declarations of ``schema/pprof.py``."""
 
 
 @dataclass(frozen=True)
@@ -507,7 +510,39 @@ def render_index() -> str:
               "Generated in the same way from their schema modules.", ""]
     lines += [f"- [{page.title}]({page.file}): {first_line(page.module.__doc__ or '')}"
               for page in FORMAT_PAGES]
+    lines.append(f"- [{PPROF_PAGE.title}]({PPROF_PAGE.file}): {first_line(PP.__doc__ or '')}")
     lines += ["", "## Constants", "", constants_table(T)]
+    return "\n".join(lines) + "\n"
+
+
+def render_pprof(reg: Registry) -> str:
+    """The pprof page: one table per message (number, field, type, meaning), the wire-level
+    field, the constants."""
+    here = PPROF_PAGE.file
+    names = {m.name for m in PP.MESSAGES}
+    lines = head(PPROF_PAGE.title)
+    lines += [rst_to_md(PP.__doc__ or ""), "",
+              "Messages: " + ", ".join(f"[{m.name}](#{anchor(m.name)})" for m in PP.MESSAGES)
+              + ".", ""]
+    for message in PP.MESSAGES:
+        lines += [f"## {message.name}", "", one_line(message.doc) + ".", "",
+                  "| number | field | type | meaning |", "|---|---|---|---|"]
+        for f in message.fields:
+            shown = f"[{f.type}](#{anchor(f.type)})" if f.type in names else f.type
+            wire = {0: "VARINT", 2: "LEN"}[PP.wire_type_of(f)]
+            packed = ", packed" if f.repeated and f.type not in names and f.type != "string" \
+                else ""
+            label = f"repeated {shown}" if f.repeated else shown
+            lines.append(f"| {f.number} | `{f.name}` | {label} ({wire}{packed}) | "
+                         f"{one_line(f.doc)} |")
+        lines.append("")
+    field = PP.FIELD
+    struct, _ = struct_of(field)
+    lines += ["## FIELD", "", one_line(field.docs) + ". " + size_note(field, False), "",
+              "| field | type | meaning |", "|---|---|---|"]
+    for f in struct.subcons:
+        lines.append(f"| `{f.name}` | {type_label(f, reg, here)} | {one_line(f.docs)} |")
+    lines += ["", "## Constants", "", constants_table(PP)]
     return "\n".join(lines) + "\n"
 
 
@@ -544,7 +579,8 @@ def render() -> dict[str, str]:
     for page in PAGES + FORMAT_PAGES:
         for name in page.decls:
             reg.add(page, Decl(name, page.module))
-    pages = {INDEX_PAGE.file: render_index(), PRIMITIVES_PAGE.file: render_primitives(reg)}
+    pages = {INDEX_PAGE.file: render_index(), PRIMITIVES_PAGE.file: render_primitives(reg),
+             PPROF_PAGE.file: render_pprof(reg)}
     for page in PAGES:
         pages[page.file] = render_page(page, reg)
     for page in FORMAT_PAGES:

@@ -19,8 +19,10 @@ from .model import Profile
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
 
-SNIFF_SIZE = 64
-"""Bytes of the start of a file that sniffing looks at (every magic fits)."""
+SNIFF_SIZE = 4096
+"""Bytes of the start of a file that sniffing looks at: every magic fits, and so does the
+start of a compressed pprof file, whose first fields sniffing decompresses (a deflate block
+header alone can take a few hundred bytes)."""
 
 
 def sniff(source: Source) -> str | None:

@@ -61,9 +61,15 @@ FORMATS: dict[str, Format] = {
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
                 "validate": "validation:validate", "info": "reader:info"}),
+        Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
+               "(go tool pprof, Pyroscope, Parca, Datadog)",
+               (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "reader:validate", "info": "reader:info"}),
     )
 }
-"""Formats by name, in the order content sniffing tries them."""
+"""Formats by name, in the order content sniffing tries them (pprof last: a raw protobuf
+message has no magic, so its sniffing is the loosest)."""
 
 
 def format_for_extension(filename: str) -> Format | None:

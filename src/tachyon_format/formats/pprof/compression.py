@@ -1,0 +1,211 @@
+"""The wrappers around a serialized ``Profile``: gzip (what pprof writes), zstd, or none.
+
+pprof's own reader (``profile.Parse``) gunzips when the data starts with the gzip magic and
+otherwise takes the bytes as the message; zstd is proposed for pprof (golang/go#74022) and
+written by Datadog. Decompression is capped (:data:`DEFAULT_MAX_SIZE`) so that a
+decompression bomb costs at most the cap, and is streamed, since neither wrapper has to
+state the size.
+
+Sniffing must be cheap and must not claim other compressed formats, so it decompresses only
+the first bytes and checks that they start like a ``Profile`` message
+(:func:`looks_like_profile`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Literal
+
+from tachyon_format.errors import FormatError
+from tachyon_format.schema.pprof import GZIP_MAGIC, PROFILE, ZSTD_MAGIC, wire_type_of
+
+Compression = Literal["gzip", "zstd", "none"]
+COMPRESSIONS = ("gzip", "zstd", "none")
+DEFAULT_MAX_SIZE = 1 << 30
+"""Default cap on the decompressed size (1 GiB): larger data raises FormatError."""
+GZIP_LEVEL = 1
+"""gzip's fastest level, as Go's runtime writes its profiles (``runtime/pprof``:
+``gzip.BestSpeed``): files a few percent larger, written several times faster."""
+ZSTD_LEVEL = 3
+CHUNK = 1 << 22
+"""Decompressed bytes per step."""
+SNIFF_OUTPUT = 64
+"""Decompressed bytes that sniffing looks at."""
+
+_WIRE = {f.number: wire_type_of(f) for f in PROFILE.fields}
+_WIRE_ALSO = {13: 0}  # comment, unpacked
+
+
+def compression_of(head: bytes) -> Compression:
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return "none"
+
+
+def _zstd():
+    try:
+        from compression import zstd  # Python 3.14+
+    except ImportError:
+        from backports import zstd
+    return zstd
+
+
+def decompress(data: bytes | memoryview, max_size: int = DEFAULT_MAX_SIZE) -> tuple[
+        bytes | memoryview, Compression]:
+    """The serialized message inside *data*, and the wrapper it had."""
+    kind = compression_of(bytes(data[:4]))
+    if kind == "none":
+        if len(data) > max_size:
+            raise FormatError(f"pprof: {len(data)} bytes exceed the size limit {max_size}",
+                              path="max_size")
+        return data, kind
+    try:
+        out = _gunzip(data, max_size) if kind == "gzip" else _unzstd(data, max_size)
+    except (zlib.error, EOFError, ValueError) as exc:
+        if isinstance(exc, FormatError):
+            raise
+        raise FormatError(f"pprof: corrupt {kind}-compressed data ({exc})", offset=0,
+                          path=kind) from None
+    except Exception as exc:  # zstd's own error type
+        if type(exc).__name__ != "ZstdError":
+            raise
+        raise FormatError(f"pprof: corrupt zstd-compressed data ({exc})", offset=0,
+                          path=kind) from None
+    return out, kind
+
+
+def _too_big(kind: str, max_size: int) -> FormatError:
+    return FormatError(f"pprof: {kind} data decompresses to more than {max_size} bytes "
+                       "(max_size)", path=kind)
+
+
+def _gunzip(data, max_size: int) -> bytearray:
+    """Every gzip member, as Go's gzip reader (multistream) reads them, capped. Into one
+    buffer sized from the last member's ISIZE trailer (the size mod 2**32; a wrong guess only
+    costs a resize), so the message is never held twice."""
+    guess = int.from_bytes(bytes(data[-4:]), "little") if len(data) >= 4 else 0
+    out = bytearray(min(guess, max_size, 1032 * len(data)))  # deflate: at most ~1032:1
+    size = 0
+    rest = memoryview(data)
+    while True:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = rest
+        while True:
+            chunk = d.decompress(pending, min(CHUNK, max_size - size + 1))
+            if size + len(chunk) > len(out):
+                out.extend(bytes(size + len(chunk) - len(out)))
+            out[size:size + len(chunk)] = chunk
+            size += len(chunk)
+            if size > max_size:
+                raise _too_big("gzip", max_size)
+            pending = d.unconsumed_tail
+            if not pending and (d.eof or not chunk):
+                break
+        if not d.eof:
+            raise FormatError("pprof: gzip data ends early (truncated file?)", offset=len(data),
+                              path="gzip")
+        rest = memoryview(d.unused_data)
+        if not rest or bytes(rest[:2]) != GZIP_MAGIC:
+            if rest and any(rest):  # trailing bytes that are not padding
+                raise FormatError("pprof: bytes after the gzip data", offset=len(data)
+                                  - len(rest), path="gzip")
+            del out[size:]
+            return out
+
+
+def _unzstd(data, max_size: int) -> bytearray:
+    zstd = _zstd()
+    out = bytearray()
+    rest = bytes(data)
+    while rest:
+        d = zstd.ZstdDecompressor()
+        out += d.decompress(rest, max_length=max_size - len(out) + 1)
+        while not d.eof and len(out) <= max_size and not d.needs_input:
+            out += d.decompress(b"", max_length=max_size - len(out) + 1)
+        if len(out) > max_size:
+            raise _too_big("zstd", max_size)
+        if not d.eof:
+            raise FormatError("pprof: zstd data ends early (truncated file?)", offset=len(data),
+                              path="zstd")
+        rest = d.unused_data
+    return out
+
+
+def compress(message: bytes, compression: Compression = "gzip", level: int | None = None
+             ) -> bytes:
+    """*message* in the wrapper *compression*."""
+    if compression == "gzip":
+        import gzip
+
+        return gzip.compress(message, GZIP_LEVEL if level is None else level, mtime=0)
+    if compression == "zstd":
+        return _zstd().compress(message, ZSTD_LEVEL if level is None else level)
+    if compression == "none":
+        return message
+    raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, "
+                     f"not {compression!r}")
+
+
+# --- sniffing ---------------------------------------------------------------------------------
+
+
+def head_of(head: bytes) -> bytes | None:
+    """The first decompressed bytes of *head* (the start of a file), None if they cannot be
+    had from it."""
+    kind = compression_of(head)
+    try:
+        if kind == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_OUTPUT)
+        if kind == "zstd":
+            return _zstd().ZstdDecompressor().decompress(head, max_length=SNIFF_OUTPUT)
+    except Exception:  # noqa: BLE001 - not decompressible: not ours
+        return None
+    return head
+
+
+def looks_like_profile(head: bytes, complete: bool = False) -> bool:
+    """Do the first bytes of a message read as fields of ``Profile`` with the right wire
+    types? At least two fields must, or all of *head* if shorter (a LEN field's payload may
+    run past *head* unless *complete*)."""
+    pos, fields = 0, 0
+    while pos < len(head):
+        key, pos = _varint(head, pos)
+        if key is None:
+            return fields >= 1 and not complete
+        number, wire = key >> 3, key & 7
+        if _WIRE.get(number) != wire and _WIRE_ALSO.get(number) != wire:
+            return False
+        value, pos = _varint(head, pos)
+        if value is None:
+            return fields >= 1 and not complete
+        fields += 1
+        if wire == 2:
+            pos += value
+            if pos > len(head):
+                return not complete
+    return fields >= 1
+
+
+def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
+    value = shift = 0
+    for k in range(10):
+        if pos + k >= len(data):
+            return None, pos
+        byte = data[pos + k]
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, pos + k + 1
+    return None, pos
+
+
+def sniff(head: bytes) -> bool:
+    """Is *head* the start of a pprof file (raw, gzip or zstd)?"""
+    if not head:
+        return False
+    inner = head_of(head)
+    if not inner or (inner is not head and len(inner) < 2):
+        return False
+    return looks_like_profile(inner, complete=False)

@@ -1,0 +1,334 @@
+"""``profile.proto`` at the wire level, as numpy columns (tier c): no object per sample.
+
+1. :func:`scan_profile` walks the top-level ``Profile`` message: the long repeated fields
+   (samples, mappings, locations, functions, strings) as vectorised runs
+   (:func:`~tachyon_format.kernels.protowire.find_len_run`), the few others one by one.
+2. The tables (mappings, locations with their lines, functions) are decoded field by field
+   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`); the
+   small rest (sample types, period, scalars, comments) goes through the protobuf classes
+   of :mod:`tachyon_format.schema.pprof`.
+3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
+   expands to (every location id of every sample) never exists for the whole file.
+
+Why not let protobuf (upb) parse it all: upb parses ``large.cpu`` (20k samples) in 30 ms, but
+reading the parsed samples back creates a Python wrapper per sample and per list, 5 us per
+sample (25 s for 5 M samples); see docs/formats/pprof.md#performance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.errors import FormatError
+from tachyon_format.kernels.protowire import (
+    LEN,
+    VARINT,
+    FieldTable,
+    WireError,
+    decode_packed_ranges,
+    decode_uleb128_from,
+    find_len_run,
+    scan_fields,
+)
+from tachyon_format.kernels.segments import decode_ragged_ranges
+from tachyon_format.kernels.varint_messages import scan_varint_messages
+from tachyon_format.model import Strings
+from tachyon_format.schema import pprof as spec
+
+RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "string_table"}
+"""Top-level repeated LEN fields read as vectorised runs."""
+RUN_KEYS = tuple(number << 3 | LEN for number in RUN_FIELDS)
+SAMPLES_PER_CHUNK = 1 << 15
+FIRST_WINDOW = 1 << 12
+MAX_WINDOW = 1 << 23
+"""Bytes a run search looks at, at most: bounds its candidate arrays."""
+
+
+@dataclass
+class TopLevel:
+    """Where the top-level fields are: for each run field, payload ``(starts, ends)``; the
+    bytes of every other field, to be parsed by protobuf."""
+
+    runs: dict[int, tuple[np.ndarray, np.ndarray]]
+    rest: bytes
+
+
+def fail(text: str, path: str, offset: int | None = None) -> FormatError:
+    return FormatError(f"pprof: {text}", offset=offset, path=path)
+
+
+def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
+    """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*)."""
+    runs: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {n: [] for n in RUN_FIELDS}
+    rest: list[bytes] = []
+    data = buf.tobytes() if buf.size < 1 << 16 else None
+    pos, size = 0, buf.size
+    window = FIRST_WINDOW
+    while pos < size:
+        key = int(buf[pos])
+        number, wire = key >> 3, key & 7
+        if number in RUN_FIELDS and wire == LEN:
+            keys, starts, ends, nxt = find_len_run(buf, pos, RUN_KEYS, window)
+            if starts.size:
+                for run_key in np.unique(keys).tolist():
+                    mine = keys == run_key
+                    runs[run_key >> 3].append((starts[mine], ends[mine]))
+                # a run that reached the window's end probably goes on: look further next time
+                window = min(window * 4, MAX_WINDOW) if nxt >= pos + window // 2 else FIRST_WINDOW
+                pos = nxt
+                continue
+        start = pos
+        one = np.array([pos], np.int64)
+        k, klen, ok = decode_uleb128_from(buf, one, np.array([size]))
+        if not ok[0] or k[0] >> np.uint64(3) == 0:
+            raise fail("invalid field key", "Profile", pos)
+        number, wire = int(k[0] >> np.uint64(3)), int(k[0] & np.uint64(7))
+        pos += int(klen[0])
+        if wire in (VARINT, LEN):
+            v, vlen, ok = decode_uleb128_from(buf, np.array([pos], np.int64), np.array([size]))
+            if not ok[0]:
+                raise fail("truncated varint", _path(number), pos)
+            pos += int(vlen[0])
+            if wire == LEN:
+                if int(v[0]) > size - pos:
+                    raise fail(f"length {int(v[0])} runs past the end of the data",
+                               _path(number), pos)
+                if number in RUN_FIELDS:  # a run of one (a run's first byte was not the key)
+                    runs[number].append((np.array([pos], np.int64),
+                                         np.array([pos + int(v[0])], np.int64)))
+                    pos += int(v[0])
+                    continue
+                pos += int(v[0])
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+            if pos > size:
+                raise fail("truncated fixed-width field", _path(number), start)
+        else:
+            raise fail(f"wire type {wire} is not used by profile.proto", _path(number), start)
+        rest.append(data[start:pos] if data is not None else buf[start:pos].tobytes())
+    out = {}
+    for number, parts in runs.items():
+        if parts:
+            out[number] = (np.concatenate([s for s, _ in parts]),
+                           np.concatenate([e for _, e in parts]))
+        else:
+            out[number] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return TopLevel(out, b"".join(rest))
+
+
+def _path(number: int) -> str:
+    for f in spec.PROFILE.fields:
+        if f.number == number:
+            return f"Profile -> {f.name}"
+    return f"Profile -> field {number}"
+
+
+# --- step 2: tables --------------------------------------------------------------------------
+
+
+def decode_strings(buf: npt.NDArray[np.uint8], starts, ends) -> Strings:
+    """The string table, bytes kept (invalid UTF-8 survives, as in Go's decoder), copied
+    into a buffer of its own so that the decompressed message can be freed."""
+    lengths = ends - starts
+    data = buf[decode_ragged_ranges(starts, lengths)].tobytes()
+    new_ends = np.cumsum(lengths)
+    return Strings(data, new_ends - lengths, new_ends)
+
+
+def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[str, np.ndarray]:
+    """Every scalar field of *message* for each entry ``buf[starts[i]:ends[i]]``: one column
+    per field (int64 for int64, uint64 for uint64, bool), 0 where absent; the last
+    occurrence wins, as protobuf merges. Repeated message fields come back as the field table
+    rows (``"<name>:fields"``) for the caller."""
+    try:
+        ft = scan_fields(buf, starts, ends)
+    except WireError as exc:
+        raise fail(exc.text, f"{path} -> {exc.message}", exc.offset) from None
+    n = starts.size
+    out: dict[str, np.ndarray] = {}
+    for f in message.fields:
+        rows = ft.number == f.number
+        if f.type in ("int64", "uint64", "bool") and not f.repeated:
+            sel = ft.select(rows)
+            _expect_wire(sel, VARINT, f"{path} -> {{}} -> {f.name}")
+            dtype = {"int64": np.int64, "uint64": np.uint64, "bool": bool}[f.type]
+            column = np.zeros(n, np.uint64)
+            column[sel.message] = sel.value  # fancy assignment: the last one wins
+            out[f.name] = column.view(np.int64) if dtype is np.int64 else column.astype(dtype)
+        else:
+            out[f"{f.name}:fields"] = ft.select(rows)
+    return out
+
+
+def _expect_wire(sel: FieldTable, wire: int, path: str, base: int = 0) -> None:
+    bad = sel.wire_type != wire
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise fail(f"wire type {int(sel.wire_type[i])}, expected {wire}",
+                   path.format(base + int(sel.message[i])), int(sel.start[i]))
+
+
+def repeated_uint64(buf, sel: FieldTable, n: int, path: str,
+                    base: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A repeated varint field of *n* messages, packed (LEN) or not (VARINT) or both, in CSR
+    form ``(offsets, values)`` in stored order."""
+    if sel.wire_type.size and (sel.wire_type == LEN).all():
+        try:
+            inner, values = decode_packed_ranges(buf, sel.start, sel.end)
+        except WireError as exc:
+            raise fail(exc.text, path.format(base + int(sel.message[exc.message or 0])),
+                       exc.offset) from None
+        counts = np.diff(inner)
+    else:
+        bad = (sel.wire_type != LEN) & (sel.wire_type != VARINT)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise fail(f"wire type {int(sel.wire_type[i])} for a repeated varint",
+                       path.format(base + int(sel.message[i])), int(sel.start[i]))
+        packed = sel.wire_type == LEN
+        try:
+            inner, packed_values = decode_packed_ranges(buf, sel.start[packed], sel.end[packed])
+        except WireError as exc:
+            raise fail(exc.text, path.format("?"), exc.offset) from None
+        counts = np.ones(sel.message.size, np.int64)
+        counts[packed] = np.diff(inner)
+        values = np.empty(int(counts.sum()), np.uint64)
+        at = np.cumsum(counts) - counts
+        values[at[~packed]] = sel.value[~packed]
+        values[decode_ragged_ranges(at[packed], counts[packed])] = packed_values
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(sel.message, weights=counts, minlength=n).astype(np.int64),
+              out=offsets[1:])
+    return offsets, values
+
+
+@dataclass
+class Tables:
+    """The profile's tables as columns, ids and string indices as stored."""
+
+    strings: Strings
+    mappings: dict[str, np.ndarray]
+    locations: dict[str, np.ndarray]
+    lines: dict[str, np.ndarray]  # + "offsets": location i has lines offsets[i]:offsets[i+1]
+    functions: dict[str, np.ndarray]
+    head: object  # the protobuf Profile message of everything else
+    sample_ranges: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0), np.zeros(0)))
+
+
+def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
+    """Step 2."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        head = spec.message_classes()["Profile"].FromString(top.rest)
+    except DecodeError as exc:
+        raise fail(f"malformed profile fields ({exc})", "Profile") from None
+    strings = decode_strings(buf, *top.runs[6])
+    mappings = decode_table(buf, *top.runs[3], spec.MAPPING, "Profile -> mapping")
+    functions = decode_table(buf, *top.runs[5], spec.FUNCTION, "Profile -> function")
+    locations = decode_table(buf, *top.runs[4], spec.LOCATION, "Profile -> location")
+    line_fields = locations.pop("line:fields")
+    _expect_wire(line_fields, LEN, "Profile -> location -> {} -> line")
+    lines = decode_table(buf, line_fields.start, line_fields.end, spec.LINE,
+                         "Profile -> location -> line")
+    offsets = np.zeros(top.runs[4][0].size + 1, np.int64)
+    np.cumsum(np.bincount(line_fields.message, minlength=offsets.size - 1), out=offsets[1:])
+    lines["offsets"] = offsets
+    for table in (mappings, functions, locations, lines):
+        for name in [k for k in table if k.endswith(":fields")]:
+            del table[name]
+    return Tables(strings, mappings, locations, lines, functions, head, top.runs[2])
+
+
+# --- step 3: samples --------------------------------------------------------------------------
+
+
+@dataclass
+class SampleChunk:
+    """Samples ``first .. first + n - 1`` as CSR columns: location ids, values, labels."""
+
+    first: int
+    loc_offsets: np.ndarray
+    loc_ids: np.ndarray  # uint64
+    value_offsets: np.ndarray
+    values: np.ndarray  # int64
+    label_sample: np.ndarray  # sample (within the chunk) of each label
+    labels: dict[str, np.ndarray]  # key, str, num, num_unit
+
+    def __len__(self) -> int:
+        return self.loc_offsets.size - 1
+
+
+def iter_sample_chunks(buf, starts, ends,
+                       per_chunk: int = SAMPLES_PER_CHUNK) -> Iterator[SampleChunk]:
+    """Step 3: the samples in chunks of *per_chunk*: as one varint stream when they are
+    made of varints only (:func:`scan_varint_messages`, the usual case), else field by
+    field (:func:`scan_fields`, which also names any problem)."""
+    for first in range(0, starts.size, per_chunk):
+        s, e = starts[first:first + per_chunk], ends[first:first + per_chunk]
+        lengths = e - s
+        data = buf[decode_ragged_ranges(s, lengths)]
+        offsets = np.zeros(s.size + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        chunk = _chunk_from_varints(first, data, offsets)
+        yield chunk if chunk is not None else _chunk_from_fields(first, buf, s, e)
+
+
+def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
+    fields = scan_varint_messages(data, offsets)
+    if fields is None:
+        return None
+    n = offsets.size - 1
+    v = fields.values
+    out = []
+    for number in (1, 2):
+        rows = np.flatnonzero(fields.number == number)
+        counts = fields.stop[rows] - fields.first[rows]
+        csr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(fields.message[rows], weights=counts, minlength=n).astype(
+            np.int64), out=csr[1:])
+        out += [csr, v[decode_ragged_ranges(fields.first[rows], counts)]]
+    labels = np.flatnonzero(fields.number == 3)
+    if (fields.wire_type[labels] != LEN).any():
+        return None
+    size = fields.stop[labels] - fields.first[labels]
+    if (size % 2).any():
+        return None
+    at = decode_ragged_ranges(fields.first[labels], size)
+    label_of = np.repeat(np.arange(labels.size), size)
+    keys, values, owner = v[at[0::2]], v[at[1::2]], label_of[0::2]
+    if (keys & np.uint64(7)).any():  # a label field that is not a VARINT
+        return None
+    number = (keys >> np.uint64(3)).astype(np.int64)
+    columns = {}
+    for f in spec.LABEL.fields:
+        column = np.zeros(labels.size, np.uint64)
+        sel = number == f.number
+        column[owner[sel]] = values[sel]
+        columns[f.name] = column.view(np.int64)
+    return SampleChunk(first, out[0], out[1], out[2], out[3].view(np.int64),
+                       fields.message[labels], columns)
+
+
+def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
+    n = s.size
+    path = "Profile -> sample -> {} -> "
+    try:
+        ft = scan_fields(buf, s, e)
+    except WireError as exc:
+        raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
+                   exc.offset) from None
+    loc_offsets, loc_ids = repeated_uint64(
+        buf, ft.select(ft.number == 1), n, path + "location_id", first)
+    value_offsets, values = repeated_uint64(
+        buf, ft.select(ft.number == 2), n, path + "value", first)
+    label_rows = ft.select(ft.number == 3)
+    _expect_wire(label_rows, LEN, path + "label", first)
+    labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
+                          "Profile -> sample -> label")
+    return SampleChunk(first, loc_offsets, loc_ids, value_offsets, values.view(np.int64),
+                       label_rows.message, labels)

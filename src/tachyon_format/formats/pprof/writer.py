@@ -1,0 +1,331 @@
+""":class:`~tachyon_format.Profile` -> pprof.
+
+1. Strings: the profile's table (behind a leading ``""`` if it has none), then the names
+   pprof needs (sample types, label keys, ...).
+2. Tables (:mod:`.tables`): kept as they were for a profile read from pprof, else one
+   Location per frame and one Function per (name, file).
+3. Samples: a profile with values (read from pprof, gperftools) keeps its samples one for
+   one; one without (Tachyon) gets one pprof sample per (stack, thread, status) with the
+   count, and the time (count x period) unless ``time_values=False``; or with
+   ``timestamps=True`` one pprof sample per sample with its time as a label. Encoded at the
+   wire level in chunks, straight into the compressor.
+
+Options and what is kept or lost: docs/formats/pprof.md.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
+from tachyon_format.kernels.segments import unique_inverse
+from tachyon_format.model import Profile
+
+from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
+from .facts import (
+    EXTRAS_KEY,
+    INTERPRETER_ID,
+    NANOSECONDS,
+    THREAD_ID,
+    THREAD_STATUS,
+    TIMESTAMP,
+    PprofFacts,
+)
+from .labels import status_name
+from .tables import StringTable, encode_head, encode_tables
+
+SAMPLES_PER_CHUNK = 1 << 16
+SAMPLE_KEY, LABEL_KEY = 0x12, 0x1A
+
+
+def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
+          compression: Compression = "gzip", level: int | None = None, **options: Any) -> None:
+    """Write *profile* as pprof to *destination* (a path or a binary file).
+
+    ``compression``: ``"gzip"`` (default, what pprof writes), ``"zstd"`` or ``"none"``;
+    ``level``: the compressor's level. Other options: :func:`encode`."""
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, "
+                         f"not {compression!r}")
+    pieces = encode(profile, **options)
+    if isinstance(destination, str | os.PathLike):
+        with open(destination, "wb") as f:
+            _stream(pieces, f, compression, level)
+    else:
+        _stream(pieces, destination, compression, level)
+
+
+def dumps(profile: Profile, *, compression: Compression = "gzip", level: int | None = None,
+          **options: Any) -> bytes:
+    """The pprof file of *profile* as bytes (see :func:`write`)."""
+    import io
+
+    out = io.BytesIO()
+    write(profile, out, compression=compression, level=level, **options)
+    return out.getvalue()
+
+
+def _stream(pieces: Iterator[bytes], f: BinaryIO, compression: str, level: int | None):
+    if compression == "none":
+        for piece in pieces:
+            f.write(piece)
+        return
+    if compression == "gzip":
+        z = zlib.compressobj(GZIP_LEVEL if level is None else level, zlib.DEFLATED,
+                             16 + zlib.MAX_WBITS)
+        for piece in pieces:
+            f.write(z.compress(piece))
+        f.write(z.flush())
+        return
+    zstd = _zstd()
+    c = zstd.ZstdCompressor(ZSTD_LEVEL if level is None else level)
+    for piece in pieces:
+        f.write(c.compress(piece))
+    f.write(c.flush())
+
+
+def encode(profile: Profile, *, timestamps: bool = False, time_values: bool = True,
+           comments: list[str] | None = None, doc_url: str | None = None,
+           drop_frames: str | None = None, keep_frames: str | None = None,
+           default_sample_type: str | None = None) -> Iterator[bytes]:
+    """The serialized ``Profile`` message of *profile*, piece by piece.
+
+    ``timestamps``: one pprof sample per sample, with its time as the numeric label
+    ``end_timestamp_ns`` (for a profile without values; one with values keeps its samples
+    and writes the label if it has timestamps). ``time_values``: add the time
+    (count x period, in the period's unit) as a second value of aggregated samples.
+    ``comments``, ``doc_url``, ``drop_frames``, ``keep_frames``, ``default_sample_type``
+    replace what the profile had."""
+    facts = profile.extras.get(EXTRAS_KEY)
+    facts = facts if isinstance(facts, PprofFacts) else None
+    strings = StringTable(profile.strings)
+    plan = _plan(profile, facts, strings, timestamps, time_values)
+    overrides = {"comments": comments, "doc_url": doc_url, "drop_frames": drop_frames,
+                 "keep_frames": keep_frames, "default_sample_type": default_sample_type}
+    tables = encode_tables(profile, facts, strings)
+    head = encode_head(profile, facts, strings, plan["sample_types"], overrides)
+    yield head
+    yield from _samples(profile, plan, tables.location_of_frame, tables.is_head)
+    yield tables.mappings
+    yield tables.locations
+    yield tables.functions
+    yield strings.encode()
+
+
+# --- which samples, values and labels -----------------------------------------------------------
+
+
+def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, timestamps: bool,
+          time_values: bool) -> dict[str, Any]:
+    """What the pprof samples are: rows of the model's samples (``rows``), their values,
+    and the labels, as string indices."""
+    s, meta = profile.samples, profile.meta
+    n = len(s)
+    mapped = facts.mapped_labels if facts is not None else None
+
+    def emit(concept: str) -> bool:
+        return mapped is None or concept in mapped
+
+    has_threads = len(profile.threads) > 0 and emit("thread_id")
+    if s.values is not None:
+        rows = np.arange(n)
+        values = s.values
+        counts = None
+        sample_types = meta.sample_types
+        with_time = s.timestamp_us is not None and (timestamps or emit("timestamp"))
+    elif timestamps:
+        rows, counts = np.arange(n), np.ones(n, np.int64)
+        with_time = s.timestamp_us is not None
+    else:
+        rows, group = _first_of_each(s.stack, s.thread, s.status)
+        counts = np.bincount(group, minlength=rows.size)
+        with_time = False
+    if s.values is None:
+        sample_types = meta.sample_types
+        columns = [counts]
+        if time_values and meta.period > 0 and meta.period_type is not None:
+            sample_types = (*sample_types, meta.period_type)
+            columns.append(counts * int(meta.period))
+        values = np.stack(columns, axis=1)
+    else:
+        values = values[rows]
+    labels: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
+    thread = s.thread[rows]
+    if has_threads and (thread >= 0).all():
+        tid = profile.threads.thread_id[thread]
+        labels.append(_string_label(strings, THREAD_ID, tid))
+        if emit("interpreter_id"):
+            labels.append(_string_label(strings, INTERPRETER_ID,
+                                        profile.threads.interpreter_id[thread]))
+    if s.status is not None and emit("status"):
+        labels.append(_string_label(strings, THREAD_STATUS, s.status[rows], status_name))
+    if with_time:
+        ns = s.timestamp_us[rows].astype(np.int64) * 1000
+        labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
+    return {"rows": rows, "values": values, "sample_types": sample_types, "labels": labels,
+            "facts": facts if facts is not None and _labels_fit(facts, n) else None}
+
+
+def _first_of_each(stack, thread, status):
+    """The first sample of each distinct (stack, thread, status), in order of appearance,
+    and each sample's group. One integer key per sample (mixed radix over the statuses and
+    threads that occur); a table over the key range when it is small, else a sort."""
+    n = stack.size
+    status = status if status is not None else np.zeros(n, np.uint8)
+    status_code = np.zeros(256, np.int64)
+    seen = np.zeros(256, bool)
+    seen[status] = True
+    status_code[seen] = np.arange(int(seen.sum()))
+    num_status = max(int(seen.sum()), 1)
+    threads = int(thread.max()) + 2 if n else 1
+    span = (int(stack.max()) + 2 if n else 1) * threads * num_status
+    key = ((stack.astype(np.int64) + 1) * threads + (thread.astype(np.int64) + 1)) * \
+        num_status + status_code[status]
+    if span <= 8 * n + 1024:  # a table over the keys: no sort
+        present = np.zeros(span, bool)
+        present[key] = True
+        group = (np.cumsum(present) - 1)[key]
+        first = np.empty(int(present.sum()), np.int64)
+        first[group[::-1]] = np.arange(n - 1, -1, -1)  # the last write is the first sample
+    else:
+        _, first, group = unique_inverse(key)
+    order = np.argsort(first, kind="stable")  # groups in order of first appearance
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[group]
+
+
+def _labels_fit(facts: PprofFacts, n: int) -> bool:
+    sample = facts.columns.get("label_sample")
+    return sample is not None and (sample.size == 0 or int(sample.max()) < n)
+
+
+def _string_label(strings: StringTable, key: str, values: np.ndarray, name=str):
+    distinct, inverse = np.unique(values, return_inverse=True)
+    index = np.asarray([strings.add(name(int(v))) for v in distinct.tolist()], np.int64)
+    return strings.add(key), index[inverse.ravel()], None, 0
+
+
+# --- samples at the wire level ------------------------------------------------------------------
+
+
+def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarray,
+             is_head: np.ndarray) -> Iterator[bytes]:
+    rows, values = plan["rows"], plan["values"]
+    labels = [label for label in plan["labels"] if label[2] is not None]  # per-sample ones
+    stack = profile.samples.stack[rows]
+    tree = profile.stacks
+    depth = tree.depth() if len(tree) else np.zeros(0, np.int64)
+    num_types = values.shape[1]
+    blocks = _label_blocks(plan)
+    other = plan["facts"]
+    if other is not None:
+        label_bytes, label_starts, label_lengths = encode_kept_labels(
+            other, rows.size)
+    for first in range(0, rows.size, SAMPLES_PER_CHUNK):
+        last = min(first + SAMPLES_PER_CHUNK, rows.size)
+        n = last - first
+        # the chunk's distinct stacks, their location ids packed once each
+        distinct, u = np.unique(stack[first:last], return_inverse=True)
+        u = u.ravel()
+        stack_bytes, stack_byte_offsets = _packed_stacks(tree, depth, distinct,
+                                                         location_of_frame, is_head)
+        value_bytes, value_offsets = encode_packed(
+            values[first:last].reshape(-1).view(np.uint64),
+            np.arange(n + 1, dtype=np.int64) * num_types)
+        parts = [
+            Part(0x0A, payload=stack_bytes, starts=stack_byte_offsets[u],
+                 lengths=stack_byte_offsets[u + 1] - stack_byte_offsets[u]),
+            Part.of(0x12, value_bytes, value_offsets),
+        ]
+        if other is not None:
+            parts.append(Part(0, payload=label_bytes, starts=label_starts[first:last],
+                              lengths=label_lengths[first:last], raw=True))
+        if blocks is not None:
+            block = plan["block_of_row"][first:last]
+            parts.append(Part(0, payload=blocks[0], starts=blocks[1][block],
+                              lengths=blocks[1][block + 1] - blocks[1][block], raw=True))
+        for key, string, num, unit in labels:
+            z = np.zeros(n, np.uint64)
+            message, moffsets = encode_messages(n, [
+                Part(0x08, values=np.full(n, key, np.uint64)),
+                Part(0x10, values=z if string is None else string[first:last].astype(
+                    np.uint64)),
+                Part(0x18, values=z if num is None else num[first:last].view(np.uint64)),
+                Part(0x20, values=np.full(n, unit, np.uint64)),
+            ], field_key=LABEL_KEY)
+            parts.append(Part.of(0, message, moffsets, raw=True))
+        out, _ = encode_messages(n, parts, field_key=SAMPLE_KEY)
+        yield out.tobytes()
+
+
+def _packed_stacks(tree, depth, ids, location_of_frame, is_head):
+    """The packed ``location_id`` runs of the stacks *ids* (innermost first): the frames
+    that start a location, walked up the tree one level per round (``Stacks.to_csr`` with
+    the depths computed once for all chunks)."""
+    live = ids >= 0
+    length = np.zeros(ids.size, np.int64)
+    length[live] = depth[ids[live]]
+    offsets = np.zeros(ids.size + 1, np.int64)
+    np.cumsum(length, out=offsets[1:])
+    frames = np.empty(int(offsets[-1]), np.int32)
+    rows = np.flatnonzero(live)
+    node, at = ids[rows].astype(np.int64), offsets[rows]
+    while rows.size:
+        frames[at] = tree.frame[node]
+        node = tree.parent[node].astype(np.int64)
+        keep = np.flatnonzero(node >= 0)
+        rows, node, at = rows[keep], node[keep], at[keep] + 1
+    head = is_head[frames]
+    running = np.zeros(frames.size + 1, np.int64)
+    np.cumsum(head, out=running[1:])
+    kept = running[offsets]  # location ids before each stack's first
+    return encode_packed(location_of_frame[frames[head]].astype(np.uint64), kept)
+
+
+def _label_blocks(plan: dict[str, Any]):
+    """The string labels (thread, interpreter, status: a few distinct values each) of each
+    distinct combination, encoded once: ``(bytes, offsets)``, and each sample's combination
+    in ``plan["block_of_row"]``."""
+    string_labels = [label for label in plan["labels"] if label[2] is None]
+    if not string_labels:
+        return None
+    values = np.stack([label[1] for label in string_labels], axis=1)
+    combos, first, inverse = np.unique(values, axis=0, return_index=True,
+                                       return_inverse=True)
+    plan["block_of_row"] = inverse.ravel()
+    m = combos.shape[0]
+    parts = []
+    for j, (key, _, _, _) in enumerate(string_labels):
+        message, moffsets = encode_messages(m, [
+            Part(0x08, values=np.full(m, key, np.uint64)),
+            Part(0x10, values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
+        parts.append(Part.of(0, message, moffsets, raw=True))
+    return encode_messages(m, parts)
+
+
+def encode_kept_labels(facts: PprofFacts, n: int):
+    """The kept labels as encoded ``label`` fields, and each sample's byte range of them
+    (labels are sorted by sample)."""
+    c = facts.columns
+    sample = c["label_sample"]
+    message, moffsets = encode_messages(sample.size, [
+        Part(0x08, values=c["label_key"].view(np.uint64)),
+        Part(0x10, values=c["label_str"].view(np.uint64)),
+        Part(0x18, values=c["label_num"].view(np.uint64)),
+        Part(0x20, values=c["label_num_unit"].view(np.uint64)),
+    ])
+    fields, field_offsets = encode_messages(sample.size, [Part.of(0, message, moffsets,
+                                                                  raw=True)],
+                                            field_key=LABEL_KEY)
+    per_sample = np.zeros(n + 1, np.int64)
+    np.add.at(per_sample, sample + 1, np.diff(field_offsets))
+    ends = np.cumsum(per_sample)
+    return fields, ends[:-1], np.diff(ends)
+
+

@@ -1,0 +1,155 @@
+"""pprof rows of ``tools/bench.py``: Tachyon -> pprof, and reading pprof into columns.
+
+For each Tachyon input, in fresh processes, measurements taken in turn:
+
+- Tachyon -> pprof: CPython 3.15's ``BinaryReader.replay()`` into the Python collector of
+  ``pprof_collector.py`` (protobuf classes, gzip), against ours (``write(read(f), "x.pb.gz")``);
+- reading the pprof file ours wrote (aggregated, and with ``timestamps=True``: a sample each)
+  into columns, and re-encoding it (read + write), against ``go tool pprof -proto`` re-encoding
+  the same file (Go run with private HOME/GOCACHE, no symbolization).
+
+The reference interpreter gets protobuf in a private directory (``--target``, pip of the
+development Python, wheels for CPython 3.15).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORKER = HERE / "pprof_worker.py"
+SRC = HERE.parents[1] / "src"
+DEPS = Path("~/.cache/tachyon-format/py315-deps").expanduser()
+PROTOBUF_DEPS = Path("~/.cache/tachyon-format/py315-pprof").expanduser()
+
+
+def reference_env() -> dict[str, str]:
+    """PYTHONPATH for the reference interpreter: protobuf, numpy/construct, our source."""
+    if not (PROTOBUF_DEPS / "google" / "protobuf").is_dir():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target",
+                        str(PROTOBUF_DEPS), "--python-version", "3.15", "--implementation",
+                        "cp", "--only-binary=:all:", "protobuf"], check=True)
+    path = os.pathsep.join(str(p) for p in (PROTOBUF_DEPS, DEPS, SRC))
+    return dict(os.environ, PYTHONPATH=path)
+
+
+def go_reencode(source: Path, out: Path, home: Path) -> dict:
+    """``go tool pprof -proto SOURCE > OUT``: wall time and the child's peak RSS."""
+    if shutil.which("go") is None:
+        return {"status": "n/a", "error": "go is not installed"}
+    env = dict(os.environ, HOME=str(home), GOCACHE=str(home / "cache"),
+               GOPATH=str(home / "go"), PPROF_TMPDIR=str(home / "tmp"))
+    t0 = time.perf_counter()
+    with open(out, "wb") as f:
+        proc = subprocess.Popen(["go", "tool", "pprof", "-symbolize=none", "-proto",
+                                 str(source)], stdout=f, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status):
+        return {"status": "error", "error": proc.stderr.read().decode()[-300:]}
+    return {"status": "ok", "wall_s": wall, "rss_peak": usage.ru_maxrss * 1024,
+            "out_bytes": out.stat().st_size}
+
+
+def measure(bench, ref: str, dev: str, data_dir: Path, names: list[str], args) -> dict:
+    """Every pprof measurement for the Tachyon inputs *names* (``bench`` is tools/bench.py's
+    module, for its runners)."""
+    env = reference_env()
+    home = Path(tempfile.mkdtemp(prefix="gohome-"))
+    try:
+        with tempfile.TemporaryDirectory(dir=data_dir, prefix="pprof-") as tmp:
+            return {name: _measure_one(bench, ref, env, dev, data_dir / f"{name}.bin",
+                                       Path(tmp), home, args) for name in names}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _measure_one(bench, ref, env, dev, source: Path, tmp: Path, home: Path, args) -> dict:
+    out = {k: tmp / f"{source.stem}.{k}.pb.gz" for k in ("cpython", "ours", "ts", "reenc",
+                                                          "go")}
+    bench.log(f"pprof: measuring {source.stem}")
+    cpython, ours = bench._alternate(
+        args.repeat,
+        ("CPython replay -> pprof collector", lambda: _run(
+            ref, env, ["cpython-collector", str(source), str(out["cpython"])])),
+        ("ours Tachyon -> pprof", lambda: _ours(
+            dev, ["ours-from-tachyon", str(source), str(out["ours"])])))
+    row = {"cpython_collector": cpython, "ours_from_tachyon": ours}
+    _ours(dev, ["ours-from-tachyon", str(source), str(out["ts"]), "--timestamps"])
+    for kind in ("ours", "ts"):
+        if out[kind].exists():
+            row[kind] = _measure_reading(bench, dev, out[kind], out, home, args)
+    return row
+
+
+def _measure_reading(bench, dev, pprof: Path, out: dict, home: Path, args) -> dict:
+    read, go = bench._alternate(
+        args.repeat,
+        (f"ours read {pprof.name}", lambda: _ours(dev, ["ours-read", str(pprof)])),
+        (f"go tool pprof -proto {pprof.name}", lambda: go_reencode(pprof, out["go"], home)))
+    reencode = bench._repeat(args.repeat, f"ours re-encode {pprof.name}", lambda: _ours(
+        dev, ["ours-reencode", str(pprof), str(out["reenc"])]))
+    traced = bench._repeat(1, f"ours read {pprof.name} under tracemalloc", lambda: _ours(
+        dev, ["ours-read", str(pprof), "--tracemalloc"]))
+    return {"file_bytes": pprof.stat().st_size, "read": read, "go": go, "reencode": reencode,
+            "traced": traced}
+
+
+def _ours(dev: str, args: list[str]) -> dict:
+    return _run(dev, None, args)
+
+
+def _run(python: str, env: dict | None, args: list[str]) -> dict:
+    import json
+
+    proc = subprocess.run([python, str(WORKER), *args], capture_output=True, text=True,
+                          env=env)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("BENCH-RESULT "):
+            return json.loads(line[len("BENCH-RESULT "):])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    return {"status": "error", "error": f"exit {proc.returncode}: " + " | ".join(tail)}
+
+
+HEADERS_CONVERT = ("input", "thread-samples", "CPython replay + collector s",
+                   "CPython peak RSS Δ MB", "ours s", "ours peak RSS Δ MB", "× CPython",
+                   "pprof MB (CPython / ours)")
+HEADERS_READ = ("input", "pprof", "pprof MB", "pprof samples", "ours read s",
+                "ours peak RSS Δ MB", "ours tracemalloc peak MB", "ours re-encode s",
+                "go -proto s", "go peak RSS MB", "go / ours re-encode")
+
+
+def render(bench, metas: dict, results: dict) -> list[str]:
+    """The pprof sections of the report."""
+    fmt, best, worst, ratio = bench.fmt_num, bench.best, bench.worst, bench.ratio
+    mb = bench.fmt_mb
+    convert_rows, read_rows = [], []
+    for name, r in results.items():
+        cpy, ours = best(r["cpython_collector"]), best(r["ours_from_tachyon"])
+        sizes = " / ".join(mb(worst(r[k], "out_bytes"), 2) for k in ("cpython_collector",
+                                                                      "ours_from_tachyon"))
+        convert_rows.append([name, bench.fmt_count(metas[name]["sample_count"]),
+                             fmt(cpy, 2), mb(worst(r["cpython_collector"], "rss_delta")),
+                             fmt(ours, 2), mb(worst(r["ours_from_tachyon"], "rss_delta")),
+                             fmt(ratio(cpy, ours), 1), sizes])
+        for kind, label in (("ours", "aggregated"), ("ts", "timestamps")):
+            if kind not in r:
+                continue
+            k = r[kind]
+            read, go, reenc = best(k["read"]), best(k["go"]), best(k["reencode"])
+            samples = next((x.get("samples") for x in k["read"] if x.get("samples")), None)
+            read_rows.append([name, label, mb(k["file_bytes"], 2), bench.fmt_count(samples),
+                              fmt(read, 2), mb(worst(k["read"], "rss_delta")),
+                              mb(worst(k["traced"], "tracemalloc_peak")), fmt(reenc, 2),
+                              fmt(go, 2), mb(worst(k["go"], "rss_peak")),
+                              fmt(ratio(go, reenc), 1)])
+    return ["", "## Tachyon -> pprof (gzip'd, one sample per stack/thread/status)", "",
+            bench.format_table(HEADERS_CONVERT, convert_rows), "",
+            "## Reading pprof into columns, and re-encoding it (vs `go tool pprof -proto`)", "",
+            bench.format_table(HEADERS_READ, read_rows)]
