@@ -36,3 +36,24 @@ def test_uint64_columns_near_the_top():
     big = np.array([2**64 - 1, 5, 2**64 - 1, 2**63], dtype=np.uint64)
     keys, counts = group_count({"t": big})
     assert keys["t"].tolist() == [5, 2**63, 2**64 - 1] and counts.tolist() == [1, 1, 2]
+
+
+def test_aggregate_samples_keeps_every_weight_per_stack_and_thread():
+    import tachyon_format
+    from tachyon_format.model.aggregate import aggregate_samples
+    from tests.helpers.paths import DATA_DIR
+
+    profile = tachyon_format.read(DATA_DIR / "threads_wall_zstd.bin")
+    grouped = aggregate_samples(profile)
+    expected = Counter(zip(profile.samples.thread.tolist(), profile.samples.stack.tolist(),
+                           profile.samples.status.tolist(), strict=True))
+    got = Counter()
+    for key, weight in zip(zip(grouped.samples.thread.tolist(), grouped.samples.stack.tolist(),
+                               grouped.samples.status.tolist(), strict=True),
+                           grouped.weights().tolist(), strict=True):
+        got[key] += weight
+    assert got == expected and len(grouped.samples) == len(expected)
+    assert grouped.samples.timestamp_us is None and grouped.stacks is profile.stacks
+    without_status = aggregate_samples(profile, keep_status=False)
+    assert without_status.samples.status is None
+    assert int(without_status.weights().sum()) == len(profile.samples)

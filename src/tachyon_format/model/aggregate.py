@@ -9,9 +9,12 @@ after it is per distinct row, not per sample.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
+
+from .profile import Profile, Samples
 
 
 def group_count(
@@ -60,3 +63,25 @@ def _sort_order(arrays: list[np.ndarray]) -> npt.NDArray[np.intp]:
         # (mod 2**64: right for signed and unsigned columns alike, the span being < 2**64)
         key |= a.astype(np.uint64) - np.uint64(low % 2**64)
     return np.argsort(key, kind="stable")
+
+
+def aggregate_samples(profile: Profile, *, keep_status: bool = True) -> Profile:
+    """*profile* with one sample row per distinct (thread, stack, status) — (thread, stack)
+    without *keep_status* — and its summed :meth:`Profile.weights` as ``values`` (one column
+    per sample type); timestamps are gone. What every output without a timeline needs, at
+    the cost of one sort."""
+    samples = profile.samples
+    columns = {"thread": samples.thread, "stack": samples.stack}
+    if keep_status and samples.status is not None:
+        columns["status"] = samples.status
+    if samples.values is None:
+        keys, counts = group_count(columns)
+        values = counts[:, None]
+    else:
+        keys, first = group_count(columns, samples.values[:, 0])
+        rest = [group_count(columns, samples.values[:, i])[1]
+                for i in range(1, samples.values.shape[1])]
+        values = np.stack([first, *rest], axis=1)
+    grouped = Samples(stack=keys["stack"], thread=keys["thread"], status=keys.get("status"),
+                      values=values.astype(np.int64))
+    return replace(profile, samples=grouped, extras=dict(profile.extras))
