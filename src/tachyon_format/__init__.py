@@ -6,13 +6,14 @@
 >>> for batch in tachyon_format.iter_batches("huge.bin", samples_per_batch=1_000_000):
 ...     ...                                              # bounded memory
 >>> tachyon_format.write(profile, "copy.bin")            # byte-identical to CPython's writer
+>>> tachyon_format.convert("profile.bin", "profile.pb.gz")  # any format to any other
 
 Re-exports only: the verbs live in ``_api``, the model in ``model``, the formats in
 ``formats``. The writer class and the decoders load on first use, so that importing the
 package stays light.
 """
 
-from ._api import info, iter_batches, read, sniff, validate, write
+from ._api import convert, info, iter_batches, read, sniff, validate, write
 from .errors import FormatError
 from .formats import FORMATS, Format
 from .model import (
@@ -44,6 +45,7 @@ __all__ = [
     "Threads",
     "ValueType",
     "Writer",
+    "convert",
     "base_opcode",
     "base_opcode_name",
     "info",

@@ -1,20 +1,29 @@
-"""The verbs: ``read``, ``iter_batches``, ``write``, ``validate``, ``info``, ``sniff``.
+"""The verbs: ``read``, ``iter_batches``, ``write``, ``convert``, ``validate``, ``info``,
+``sniff``.
 
 Each verb finds the format (``format=`` if given, else from the content's first bytes, else
 from the file name's extension) in :data:`tachyon_format.formats.FORMATS` and hands the work
-to that format's module. The command line calls only these.
+to that format's module. Input compressed with gzip whose content no format claims (a
+``.collapsed.gz``) is decompressed first; a destination ending ``.gz`` that no format claims
+is written compressed. The command line calls only these.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
-from collections.abc import Iterator
+import shutil
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
 from .model import Profile
+from .model.aggregate import aggregate_samples
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
@@ -32,10 +41,21 @@ def sniff(source: Source) -> str | None:
     return _sniff_head(head)
 
 
-def read(source: Source, *, format: str | None = None, **options: Any) -> Profile:
+def read(source: Source, *, format: str | None = None, aggregate: bool = False,
+         **options: Any) -> Profile:
     """The whole profile in *source* as columns. *options* go to the format's reader (for
-    Tachyon: ``threads``, ``chunk_size``). Raises :class:`FormatError` for malformed input."""
+    Tachyon: ``threads``, ``chunk_size``). Raises :class:`FormatError` for malformed input.
+
+    ``aggregate=True``: one sample row per distinct (thread, stack, status) with the summed
+    weights as ``values`` and no timestamps (:func:`~tachyon_format.model.aggregate.
+    aggregate_samples`): all that outputs without a timeline need, in less memory, and read
+    straight into counts where the format's reader can."""
     chosen, source = _format_of(source, format, "read")
+    if aggregate:
+        direct = chosen.verb("read_aggregated")
+        if direct is not None:
+            return direct(source, **options)
+        return aggregate_samples(chosen.verb("read")(source, **options))
     return chosen.verb("read")(source, **options)
 
 
@@ -47,20 +67,57 @@ def iter_batches(source: Source, *, format: str | None = None,
     return chosen.verb("iter_batches")(source, **options)
 
 
-def write(profile: Profile, destination: str | os.PathLike, *, format: str | None = None,
-          **options: Any) -> None:
-    """Write *profile* to the path *destination* in *format* (default: from the path's
-    extension, else the profile's own format, else Tachyon)."""
-    name = format
-    if name is None:
-        by_extension = format_for_extension(os.fspath(destination))
-        own = next((f for f in profile.extras if f in FORMATS), None)
-        name = by_extension.name if by_extension is not None else own or "tachyon"
-    chosen = _named(name)
+Destination = str | os.PathLike | BinaryIO
+"""A path, ``"-"`` for standard output, or a binary file object."""
+
+
+def write(profile: Profile, destination: Destination, *, format: str | None = None,
+          **options: Any) -> str:
+    """Write *profile* to *destination* in *format* (default: from the path's extension, else
+    the profile's own format, else Tachyon); *options* go to the format's writer. A path
+    ending ``.gz`` that no format claims as a whole (``out.collapsed.gz``) is written in the
+    format of the rest of its name, gzip-compressed. Returns the format's name."""
+    chosen, compress = _output_format(destination, format, own=profile.extras)
     writer = chosen.verb("write")
     if writer is None:
         raise ValueError(f"tachyon_format cannot write {chosen.name} files")
-    writer(profile, destination, **options)
+    if not compress and isinstance(destination, str | os.PathLike) and destination != "-":
+        writer(profile, destination, **options)
+        return chosen.name
+    # writers take a path: write to a private temporary file, then copy (or gzip) it out
+    with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
+        staged = os.path.join(scratch, "profile" + (chosen.extensions or ("",))[0])
+        writer(profile, staged, **options)
+        with open(staged, "rb") as staged_file:
+            if destination == "-":
+                _copy_out(staged_file, sys.stdout.buffer, compress)
+            elif isinstance(destination, str | os.PathLike):
+                with open(destination, "wb") as out:
+                    _copy_out(staged_file, out, compress)
+            else:
+                _copy_out(staged_file, destination, compress)
+    return chosen.name
+
+
+def convert(source: Source, destination: Destination, *, to: str | None = None,
+            from_: str | None = None, read_options: dict[str, Any] | None = None,
+            **options: Any) -> str:
+    """Read *source* (format *from_*, else sniffed from the content, else from the name) and
+    write it to *destination* as *to* (else from the destination's name; required for
+    ``"-"`` and file objects). *options* go to the writer, *read_options* to the reader.
+
+    An output without a timeline (pprof, collapsed, pstats, ...) is made from per-(thread,
+    stack, status) counts (``read(..., aggregate=True)``), which is faster and smaller than
+    every sample. Returns the name of the format written."""
+    named = isinstance(destination, str | os.PathLike) and destination != "-"
+    if to is None and not named:
+        raise ValueError("writing to standard output or a file object needs to=FORMAT")
+    target, _ = _output_format(destination, to)
+    if target.verb("write") is None:
+        raise ValueError(f"tachyon_format cannot write {target.name} files")
+    profile = read(source, format=from_, aggregate=not target.timeline,
+                   **(read_options or {}))
+    return write(profile, destination, format=target.name, **options)
 
 
 def validate(source: Source, *, format: str | None = None, **options: Any) -> list[str]:
@@ -92,6 +149,31 @@ def info(source: Source | Profile, *, format: str | None = None) -> dict[str, An
 # -- finding the format ------------------------------------------------------------------------
 
 
+def _output_format(destination: Destination, format: str | None,
+                   own: Iterable[str] = ()) -> tuple[Format, bool]:
+    """The format to write (*format*, else the destination's extension, else the first of
+    *own* that is a format, else Tachyon) and whether to gzip it (a ``.gz`` name that no
+    format claims whole)."""
+    name = os.fspath(destination) if isinstance(destination, str | os.PathLike) else ""
+    by_extension = format_for_extension(name) if name else None
+    compress = by_extension is None and name.lower().endswith(".gz")
+    if compress:
+        by_extension = format_for_extension(name[:-3])
+    if format is not None:
+        return _named(format), compress
+    first_own = next((f for f in own if f in FORMATS), None)
+    return _named(by_extension.name if by_extension is not None
+                  else first_own or "tachyon"), compress
+
+
+def _copy_out(staged: BinaryIO, out: BinaryIO, compress: bool) -> None:
+    if compress:
+        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
+            shutil.copyfileobj(staged, packed, 1 << 20)
+    else:
+        shutil.copyfileobj(staged, out, 1 << 20)
+
+
 def _named(name: str) -> Format:
     try:
         return FORMATS[name]
@@ -108,6 +190,17 @@ def _format_of(source: Source, format: str | None, verb: str) -> tuple[Format, S
     else:
         head, source = _head(source)
         name = _sniff_head(head)
+        if name is None and head.startswith(GZIP_MAGIC):
+            try:
+                inner = _gunzip(source)
+            except FormatError:  # broken: said below as what the bytes look like
+                inner = None
+            if inner is not None:
+                if _sniff_head(inner[:SNIFF_SIZE]) is None:
+                    raise FormatError(f"not a profile this library reads: gzip-compressed "
+                                      f"data (inside: {describe(inner[:SNIFF_SIZE])})",
+                                      offset=0, path="magic")
+                return _format_of(inner, format, verb)
         if name is None and isinstance(source, str | os.PathLike):
             by_extension = format_for_extension(os.fspath(source))
             name = by_extension.name if by_extension is not None else None
@@ -118,6 +211,43 @@ def _format_of(source: Source, format: str | None, verb: str) -> tuple[Format, S
     if chosen.verb(verb) is None:
         raise ValueError(f"tachyon_format cannot {verb.replace('_', ' ')} {chosen.name} files")
     return chosen, source
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_GUNZIPPED_SIZE = 1 << 32
+"""The most a gzip'd input of a format without its own compression may unpack to (4 GiB):
+checked while unpacking, so a gzip bomb fails instead of filling memory."""
+
+
+def _gunzip(source: Source) -> bytes:
+    """The gzip'd *source* unpacked (every member), at most :data:`MAX_GUNZIPPED_SIZE`."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as f:
+            data = f.read()
+    elif isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+    else:
+        data = source.getvalue()  # (a stream was read whole into a BytesIO by _head)
+    out = bytearray()
+    rest = data
+    while rest:
+        unpacker = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        try:
+            while True:
+                out += unpacker.decompress(rest, 1 << 24)
+                if len(out) > MAX_GUNZIPPED_SIZE:
+                    raise FormatError(f"gzip'd input unpacks to more than "
+                                      f"{MAX_GUNZIPPED_SIZE} bytes", offset=0, path="gzip")
+                rest = unpacker.unconsumed_tail
+                if unpacker.eof or not rest:
+                    break
+        except zlib.error as exc:
+            raise FormatError(f"broken gzip data: {exc}", offset=len(data) - len(rest),
+                              path="gzip") from None
+        if not unpacker.eof:
+            raise FormatError("gzip data ends early", offset=len(data), path="gzip")
+        rest = unpacker.unused_data
+    return bytes(out)
 
 
 def _sniff_head(head: bytes) -> str | None:

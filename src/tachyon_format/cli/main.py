@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from tachyon_format.errors import FormatError
 
-from . import dump, info, validate
+from . import convert, dump, info, validate
 
-SUBCOMMANDS = (info, dump, validate)
+SUBCOMMANDS = (info, dump, validate, convert)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tachyon-format",
-        description="Inspect CPython 3.15 Tachyon sampling-profiler files.",
+        description="Inspect, validate and convert profiles: CPython 3.15 Tachyon "
+        "sampling-profiler files and the formats profilers share.",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     for command in SUBCOMMANDS:

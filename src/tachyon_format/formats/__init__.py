@@ -15,19 +15,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-VERBS = ("sniff", "read", "iter_batches", "write", "validate", "info")
+VERBS = ("sniff", "read", "read_aggregated", "iter_batches", "write", "validate", "info")
 
 
 @dataclass(frozen=True)
 class Format:
     """One file format: its ``name`` (as ``format=`` takes it), what it is, the file name
-    ``extensions`` it usually has (lower case, with the dot), and the module with its verbs."""
+    ``extensions`` it usually has (lower case, with the dot), and the module with its verbs.
+    ``timeline``: its writer needs each sample's time (a Tachyon file, a trace), so that a
+    conversion to it cannot start from per-stack counts. ``read_aggregated``, where a format
+    has it, reads straight into per-(thread, stack, status) counts."""
 
     name: str
     description: str
     extensions: tuple[str, ...]
     package: str
     verbs: Mapping[str, str]
+    timeline: bool = False
 
     def verb(self, name: str) -> Callable[..., Any] | None:
         """The format's function for *name* (one of :data:`VERBS`), None if it has none."""
@@ -56,7 +60,7 @@ FORMATS: dict[str, Format] = {
                (".bin", ".tachyon"), "tachyon_format.formats.tachyon",
                {"sniff": "sniff", "read": "reader:read", "iter_batches": "reader:iter_batches",
                 "write": "writer:write", "validate": "validation:validate",
-                "info": "file:info"}),
+                "info": "file:info"}, timeline=True),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
