@@ -123,3 +123,16 @@ def test_every_registered_verb_resolves(name):
         assert callable(chosen.verb(verb)), (name, verb)
     with pytest.raises(ValueError, match="unknown verb"):
         chosen.verb("transmogrify")
+
+
+def test_importing_the_package_loads_neither_numpy_nor_construct():
+    import subprocess
+    import sys
+
+    code = ("import sys, tachyon_format; "
+            "print(sorted(m for m in ('numpy', 'construct') if m in sys.modules)); "
+            "tachyon_format.Profile; tachyon_format.opcode_name; "
+            "print(sorted(m for m in ('numpy', 'construct') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[:2] == ["[]", "['construct', 'numpy']"]

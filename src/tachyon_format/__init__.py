@@ -9,26 +9,31 @@
 >>> tachyon_format.convert("profile.bin", "profile.pb.gz")  # any format to any other
 
 Re-exports only: the verbs live in ``_api``, the model in ``model``, the formats in
-``formats``. The writer class and the decoders load on first use, so that importing the
-package stays light.
+``formats``. The model (numpy), the schemas (construct), the writer class and the decoders
+load on first use, so that importing the package stays light.
 """
+
+from typing import TYPE_CHECKING
 
 from ._api import convert, info, iter_batches, read, sniff, validate, write
 from .errors import FormatError
 from .formats import FORMATS, Format
-from .model import (
-    Frames,
-    Mappings,
-    Meta,
-    Profile,
-    Samples,
-    Stacks,
-    Strings,
-    Threads,
-    ValueType,
-)
-from .schema.opcodes import base_opcode, base_opcode_name, opcode_name
-from .schema.tachyon import ThreadStatus
+
+if TYPE_CHECKING:
+    from .formats.tachyon.writer import Writer
+    from .model import (
+        Frames,
+        Mappings,
+        Meta,
+        Profile,
+        Samples,
+        Stacks,
+        Strings,
+        Threads,
+        ValueType,
+    )
+    from .schema.opcodes import base_opcode, base_opcode_name, opcode_name
+    from .schema.tachyon import ThreadStatus
 
 __all__ = [
     "FORMATS",
@@ -59,10 +64,27 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # the streaming Tachyon writer (and with it zstd) loads on first use
-    if name == "Writer":
-        from .formats.tachyon.writer import Writer
+_LAZY = {
+    **dict.fromkeys(("Frames", "Mappings", "Meta", "Profile", "Samples", "Stacks", "Strings",
+                     "Threads", "ValueType"), "model"),
+    **dict.fromkeys(("base_opcode", "base_opcode_name", "opcode_name"), "schema.opcodes"),
+    "ThreadStatus": "schema.tachyon",
+    "Writer": "formats.tachyon.writer",
+}
+"""Names whose modules need numpy or construct: they load on first use, so that ``import
+tachyon_format`` (and the command line's ``--help``) costs a few milliseconds."""
 
-        return Writer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -18,12 +18,12 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
-from .model import Profile
-from .model.aggregate import aggregate_samples
+if TYPE_CHECKING:  # (the model needs numpy: it loads with the first verb that reads)
+    from .model import Profile
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
@@ -55,6 +55,8 @@ def read(source: Source, *, format: str | None = None, aggregate: bool = False,
         direct = chosen.verb("read_aggregated")
         if direct is not None:
             return direct(source, **options)
+        from .model.aggregate import aggregate_samples
+
         return aggregate_samples(chosen.verb("read")(source, **options))
     return chosen.verb("read")(source, **options)
 
@@ -136,6 +138,8 @@ def info(source: Source | Profile, *, format: str | None = None) -> dict[str, An
     """Header-level facts of a file, without decoding its samples (for Tachyon: the dict of
     CPython's ``BinaryReader.get_info()``). For a :class:`Profile` read from a file: what
     that file's header said."""
+    from .model import Profile
+
     if isinstance(source, Profile):
         for name, facts in source.extras.items():
             if name in FORMATS and hasattr(facts, "info"):
