@@ -63,6 +63,8 @@ QUICK_INPUTS = ("mixed-1m", *SHORT_REAL)
 WRITER_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m")
 PPROF_INPUTS = ("mixed-1m", "mixed-5m", "real-threads", "real-deep", "real-threads-4s",
                 "real-deep-4s")  # tools/bench/pprof_bench.py
+CONVERT_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m", "real-threads", "real-deep", "real-threads-4s",
+                  "real-deep-4s")  # tools/bench/convert_bench.py
 PROFILE_RATE = "20khz"
 
 _T0 = time.perf_counter()
@@ -652,7 +654,7 @@ def _errors(results: dict) -> list[str]:
 
 
 def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
-           args, pprof: dict | None = None) -> str:
+           args, pprof: dict | None = None, convert: dict | None = None) -> str:
     lines = ["# tachyon-format benchmark results", ""]
     lines += [f"Command: `python tools/bench.py {' '.join(args.argv)}`".replace("  ", " "),
               f"Timings: best of {args.repeat} fresh processes "
@@ -671,8 +673,10 @@ def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
                   format_table(WRITE_HEADERS, write_rows(metas, writes))]
     if pprof:
         lines += _pprof_module().render(sys.modules[__name__], metas, pprof)
+    if convert:
+        lines += _bench_module("convert_bench").render(sys.modules[__name__], metas, convert)
     notes = _errors({"read": reads, "batches": batches.get("runs", {}), "write": writes,
-                     "pprof": pprof or {}})
+                     "pprof": pprof or {}, "convert": convert or {}})
     if notes:
         lines += ["", "## Not measured / failed", "", *notes]
     return "\n".join(lines) + "\n"
@@ -681,14 +685,18 @@ def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
 # -- main --------------------------------------------------------------------------------------
 
 
-def _pprof_module():
-    """tools/bench/pprof_bench.py (the pprof rows), loaded by path."""
+def _bench_module(name: str = "pprof_bench"):
+    """A module of rows under tools/bench/ (pprof_bench, convert_bench), loaded by path."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("pprof_bench", BENCH / "pprof_bench.py")
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _pprof_module():
+    return _bench_module("pprof_bench")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -707,6 +715,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--skip-batches", action="store_true")
     ap.add_argument("--skip-writer", action="store_true")
     ap.add_argument("--skip-pprof", action="store_true")
+    ap.add_argument("--skip-convert", action="store_true",
+                    help="skip the conversion rows (collapsed, pstats vs CPython's replay)")
     ap.add_argument("--batch-input", help="input for iter_batches (mixed-20m; quick: mixed-1m)")
     ap.add_argument("--batch-sizes", default="100000,1000000")
     ap.add_argument("--reference-python", help="CPython 3.15 (else $TACHYON_REFERENCE_PYTHON)")
@@ -767,11 +777,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if pprof_names:
         pprof = _pprof_module().measure(sys.modules[__name__], ref, dev, args.data_dir,
                                         pprof_names, args)
-    report = render(facts, metas, reads, batches, writes, args, pprof)
+    convert: dict = {}
+    convert_names = [] if args.skip_convert else [n for n in read_names
+                                                  if n in CONVERT_INPUTS]
+    if convert_names:
+        convert = _bench_module("convert_bench").measure(
+            sys.modules[__name__], ref, dev, args.data_dir, convert_names, args)
+    report = render(facts, metas, reads, batches, writes, args, pprof, convert)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(report)
     raw = {"facts": facts, "inputs": metas, "reads": reads, "batches": batches,
-           "writes": writes, "pprof": pprof, "repeat": args.repeat}
+           "writes": writes, "pprof": pprof, "convert": convert, "repeat": args.repeat}
     args.output.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     print(report)
     log(f"wrote {args.output} and {args.output.with_suffix('.json')}")
