@@ -63,8 +63,8 @@ QUICK_INPUTS = ("mixed-1m", *SHORT_REAL)
 WRITER_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m")
 PPROF_INPUTS = ("mixed-1m", "mixed-5m", "real-threads", "real-deep", "real-threads-4s",
                 "real-deep-4s")  # tools/bench/pprof_bench.py
-CONVERT_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m", "real-threads", "real-deep", "real-threads-4s",
-                  "real-deep-4s")  # tools/bench/convert_bench.py
+CONVERT_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m", "real-threads", "real-deep",
+                  "real-threads-4s", "real-deep-4s")  # tools/bench/convert_bench.py
 PROFILE_RATE = "20khz"
 
 _T0 = time.perf_counter()
