@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
+
 if TYPE_CHECKING:  # (the model needs numpy: it loads with the first verb that reads)
     from .model import Profile
 
