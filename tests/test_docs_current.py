@@ -7,10 +7,8 @@ index, and every relative link in docs/format/ must reach an existing file and h
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import re
-import sys
 from pathlib import Path
 
 import construct as cs
@@ -20,16 +18,13 @@ from tachyon_format.schema import gperftools as G
 from tachyon_format.schema import primitives
 from tachyon_format.schema import tachyon as T
 from tests.helpers.paths import REPO
+from tests.helpers.tools import TOOLS, load_tool
 
 DOCS = REPO / "docs" / "format"
 
 
 def _load_specgen():
-    spec = importlib.util.spec_from_file_location("specgen", REPO / "tools" / "specgen.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("specgen", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("specgen", TOOLS / "specgen.py")
 
 
 specgen = _load_specgen()

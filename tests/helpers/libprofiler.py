@@ -3,11 +3,10 @@ and pprof's own test files (with their ``.string`` goldens) when the shared fixt
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
-from tests.helpers.paths import DATA_DIR, REPO, SHARED_FIXTURES
+from tests.helpers.paths import DATA_DIR, SHARED_FIXTURES
+from tests.helpers.tools import TOOLS, load_tool
 
 COMMITTED = DATA_DIR / "gperftools"
 """Profiles libprofiler wrote, committed with their provenance (README.md there)."""
@@ -21,14 +20,7 @@ WITH_GOLDEN = [path for path in PPROF_PROFILES if path.with_suffix(".cpu.string"
 
 def load_fixture_tool():
     """``tools/make_gperftools_fixture.py`` as a module (tools/ is not a package)."""
-    name = "make_gperftools_fixture"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("make_gperftools_fixture", TOOLS / "make_gperftools_fixture.py")
 
 
 def golden(path: Path) -> str:

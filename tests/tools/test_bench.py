@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,20 +10,10 @@ import numpy as np
 import pytest
 
 from tests.helpers.paths import REPO
+from tests.helpers.tools import TOOLS, load_tool
 
-TOOLS = REPO / "tools"
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and typing look modules up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load("tachyon_bench", TOOLS / "bench.py")
-worker = _load("tachyon_bench_worker", TOOLS / "bench" / "worker.py")
+bench = load_tool("tachyon_bench", TOOLS / "bench.py")
+worker = load_tool("tachyon_bench_worker", TOOLS / "bench" / "worker.py")
 
 
 def _tachyon_files() -> list[Path]:

@@ -4,7 +4,6 @@ a small real file and write the same output; the table renders. Never times anyt
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import sys
 
@@ -12,20 +11,14 @@ import pytest
 
 from tests.helpers.paths import DATA_DIR, REPO
 from tests.helpers.reference import reference_python
+from tests.helpers.tools import load_tool
 
 BENCH = REPO / "tools" / "bench"
 
 
-def _load(name: str, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
-
-convert_bench = _load("tachyon_convert_bench", BENCH / "convert_bench.py")
-bench = _load("tachyon_bench_for_convert", REPO / "tools" / "bench.py")
+convert_bench = load_tool("tachyon_convert_bench", BENCH / "convert_bench.py")
+bench = load_tool("tachyon_bench_for_convert", REPO / "tools" / "bench.py")
 
 
 @pytest.mark.reference

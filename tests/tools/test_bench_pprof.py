@@ -3,9 +3,6 @@ the benchmark itself."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
 import tachyon_format
@@ -13,21 +10,15 @@ from tachyon_format import compat
 from tachyon_format.formats.pprof.writer import dumps
 from tests.helpers.paths import DATA_DIR, REPO
 from tests.helpers.pprof import canonical
+from tests.helpers.tools import load_tool
 
 BENCH = REPO / "tools" / "bench"
 
 
-def _load(name: str, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
-
-collector = _load("pprof_collector", BENCH / "pprof_collector.py")
-pprof_bench = _load("tachyon_pprof_bench", BENCH / "pprof_bench.py")
-bench = _load("tachyon_bench_for_pprof", REPO / "tools" / "bench.py")
+collector = load_tool("pprof_collector", BENCH / "pprof_collector.py")
+pprof_bench = load_tool("tachyon_pprof_bench", BENCH / "pprof_bench.py")
+bench = load_tool("tachyon_bench_for_pprof", REPO / "tools" / "bench.py")
 
 
 @pytest.mark.parametrize("name", ["threads_gil_blocking", "deep_recursion_wall",
