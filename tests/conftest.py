@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.helpers.go_oracle import GoOracle, GoUnavailable
 from tests.helpers.paths import DATA_DIR, SHARED_FIXTURES
 
 settings.register_profile("dev", deadline=None)
@@ -61,3 +62,13 @@ def shared_fixtures() -> Path:
 def golden_bins() -> list[Path]:
     """Every golden Tachyon file, ``tests/data/*.bin``, sorted by name."""
     return sorted(DATA_DIR.glob("*.bin"))
+
+
+@pytest.fixture(scope="session")
+def go_tool(tmp_path_factory) -> GoOracle:
+    """Go's pprof (``go tool pprof``), run privately and offline; a test using it skips, with
+    the reason, where Go is not installed."""
+    try:
+        return GoOracle(tmp_path_factory.mktemp("go"))
+    except GoUnavailable as exc:
+        pytest.skip(str(exc))

@@ -2,8 +2,8 @@
 
 Two views of how the real tool reads a file:
 
-* :meth:`GoOracle.pprof_raw`: what ``go tool pprof -raw`` prints (after the driver merges
-  samples and drops unused mappings; compare with :func:`pprof_text.stack_totals`);
+* :meth:`GoOracle.pprof`: what ``go tool pprof`` prints, e.g. ``-raw`` (after the driver
+  merges samples and drops unused mappings; compare with :func:`pprof_text.stack_totals`);
 * :meth:`GoOracle.profile_strings`: the exact ``Profile.String()`` of ``profile.Parse``
   for each file, from a tiny program built against the copy of google/pprof's ``profile``
   package that the Go toolchain vendors (``$GOROOT/src/cmd/vendor/github.com/google/pprof``),
@@ -87,21 +87,26 @@ class GoOracle:
         return subprocess.run([self.go, *args], env=self.env, capture_output=True, text=True,
                               errors="surrogateescape", timeout=timeout, cwd=self.workdir)
 
-    def pprof_raw(self, path: Path, *, symbolize: bool = False,
-                  binary_path: Path | None = None) -> str:
-        """``go tool pprof -raw`` of *path* (``-symbolize=none`` unless *symbolize*; local
+    def pprof(self, *args: str | Path, symbolize: bool = False,
+              binary_path: Path | None = None) -> str:
+        """What ``go tool pprof ARGS`` prints (``-symbolize=none`` unless *symbolize*; local
         binaries are looked up in *binary_path* only)."""
         env_path = self.env["PPROF_BINARY_PATH"]
         if binary_path is not None:
             self.env["PPROF_BINARY_PATH"] = str(binary_path)
         try:
-            args = ["tool", "pprof", "-raw"] + ([] if symbolize else ["-symbolize=none"])
-            done = self.run(*args, str(path))
+            flags = ["tool", "pprof"] + ([] if symbolize else ["-symbolize=none"])
+            done = self.run(*flags, *map(str, args), timeout=300)
         finally:
             self.env["PPROF_BINARY_PATH"] = env_path
         if done.returncode != 0:
-            raise AssertionError(f"go tool pprof -raw {path} failed:\n{done.stderr}")
+            raise AssertionError(f"go tool pprof {' '.join(map(str, args))} failed:\n"
+                                 f"{done.stderr}")
         return done.stdout
+
+    def pprof_raw(self, path: Path, **options) -> str:
+        """``go tool pprof -raw`` of *path* (options as :meth:`pprof`)."""
+        return self.pprof("-raw", path, **options)
 
     def profile_strings(self, paths: list[Path]) -> list[str]:
         """``Profile.String()`` of ``profile.Parse`` of each of *paths* (or ``ERROR: ...``)."""

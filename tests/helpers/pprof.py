@@ -5,17 +5,14 @@ id and string index, so two files are *semantically equal* when their canonical 
 same header facts, same samples in order (each: its locations' contents, values, labels as a
 multiset), same tables up to id renumbering.
 
-``go_pprof(args)`` runs ``go tool pprof`` with a private HOME/GOCACHE/GOPATH and no
-symbolization; ``parse_raw`` reads its ``-raw`` output into comparable samples.
+``parse_raw`` reads the ``-raw`` output of ``go tool pprof`` (run privately by
+``tests/helpers/go_oracle.py``, the ``go_tool`` fixture) into comparable samples.
 """
 
 from __future__ import annotations
 
 import gzip
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -71,26 +68,7 @@ def canonical(data: bytes) -> tuple:
             sorted(map(repr, functions.values())), sorted(map(repr, mappings.values())))
 
 
-# --- go tool pprof --------------------------------------------------------------------------
-
-
-def go_available() -> bool:
-    return shutil.which("go") is not None
-
-
-requires_go = pytest.mark.skipif(not go_available(), reason="go is not installed (Debian's "
-                                 "golang-go: tools/dev.sh test installs it)")
-
-
-def go_pprof(args: list[str], home: Path) -> str:
-    """``go tool pprof -symbolize=none ARGS``'s output (private Go dirs under *home*)."""
-    env = dict(os.environ, HOME=str(home), GOCACHE=str(home / "cache"),
-               GOPATH=str(home / "go"), GOFLAGS="", PPROF_TMPDIR=str(home / "tmp"))
-    run = subprocess.run(["go", "tool", "pprof", "-symbolize=none", *args], env=env,
-                         capture_output=True, text=True, timeout=300)
-    if run.returncode:
-        raise AssertionError(f"go tool pprof {args} failed: {run.stderr}")
-    return run.stdout
+# --- go tool pprof's output (run by tests/helpers/go_oracle.py) ------------------------------
 
 
 def parse_raw(text: str) -> dict:

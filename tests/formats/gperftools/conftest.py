@@ -19,14 +19,14 @@ def pprof_testdata() -> Path:
 
 
 @pytest.fixture(scope="session")
-def go_oracle(tmp_path_factory) -> GoOracle:
-    """Go's pprof, run privately and offline; the test skips (with the reason) without Go."""
+def go_oracle(go_tool) -> GoOracle:
+    """:func:`go_tool` with its ``Profile.String()`` program built (skips, with the reason,
+    when this Go vendors no pprof)."""
     try:
-        oracle = GoOracle(tmp_path_factory.mktemp("go"))
-        oracle.profile_strings([])  # builds the Profile.String() program once
+        go_tool.profile_strings([])  # builds the program once
     except GoUnavailable as exc:
         pytest.skip(str(exc))
-    return oracle
+    return go_tool
 
 
 @pytest.fixture(scope="session")

@@ -11,26 +11,19 @@ import pytest
 import tachyon_format
 from tachyon_format.formats.pprof.writer import dumps
 from tests.helpers.paths import DATA_DIR
-from tests.helpers.pprof import fixture_params, go_pprof, parse_raw, requires_go
-
-pytestmark = requires_go
+from tests.helpers.pprof import fixture_params, parse_raw
 
 
-@pytest.fixture(scope="module")
-def go_home(tmp_path_factory):
-    return tmp_path_factory.mktemp("gohome")
-
-
-def raw_of(data: bytes, tmp_path, go_home, name="p.pb.gz"):
+def raw_of(data: bytes, tmp_path, go_tool, name="p.pb.gz"):
     path = tmp_path / name
     path.write_bytes(data)
-    return parse_raw(go_pprof(["-raw", str(path)], go_home))
+    return parse_raw(go_tool.pprof("-raw", str(path)))
 
 
 @pytest.mark.parametrize("path", fixture_params())
-def test_go_prints_the_same_for_our_copy(path, tmp_path, go_home):
-    original = parse_raw(go_pprof(["-raw", str(path)], go_home))
-    ours = raw_of(dumps(tachyon_format.read(path)), tmp_path, go_home)
+def test_go_prints_the_same_for_our_copy(path, tmp_path, go_tool):
+    original = parse_raw(go_tool.pprof("-raw", str(path)))
+    ours = raw_of(dumps(tachyon_format.read(path)), tmp_path, go_tool)
     assert ours == original
 
 
@@ -92,8 +85,8 @@ def merged(samples: list[tuple]) -> list[tuple]:
 
 
 @pytest.mark.parametrize("path", fixture_params())
-def test_our_reading_is_what_go_reads(path, go_home):
-    go = parse_raw(go_pprof(["-raw", str(path)], go_home))
+def test_our_reading_is_what_go_reads(path, go_tool):
+    go = parse_raw(go_tool.pprof("-raw", str(path)))
     profile = tachyon_format.read(path)
     default = profile.meta.default_sample_type or ""
     assert go["types"] == [f"{v.type}/{v.unit}" + ("[dflt]" if v.type == default else "")
@@ -132,18 +125,18 @@ def tachyon_expected(profile):
 
 @pytest.mark.parametrize("name", ["threads_gil_blocking", "deep_recursion_wall",
                                   "exceptions_gc_gil_native", "threads_cpu_opcodes_raw"])
-def test_go_reads_tachyon_as_we_wrote_it(name, tmp_path, go_home):
+def test_go_reads_tachyon_as_we_wrote_it(name, tmp_path, go_tool):
     profile = tachyon_format.read(DATA_DIR / f"{name}.bin")
-    go = raw_of(dumps(profile), tmp_path, go_home)
+    go = raw_of(dumps(profile), tmp_path, go_tool)
     assert go["types"] == ["samples/count", f"{profile.meta.period_type.type}/nanoseconds"]
     assert go["samples"] == tachyon_expected(profile)
     assert f"PeriodType: {profile.meta.period_type.type} nanoseconds" in go["head"]
     assert f"Period: {profile.meta.period}" in go["head"]
 
 
-def test_go_reads_timestamps_and_raw_protobuf(tmp_path, go_home):
+def test_go_reads_timestamps_and_raw_protobuf(tmp_path, go_tool):
     profile = tachyon_format.read(DATA_DIR / "threads_wall_zstd.bin")
-    go = raw_of(dumps(profile, timestamps=True, compression="none"), tmp_path, go_home,
+    go = raw_of(dumps(profile, timestamps=True, compression="none"), tmp_path, go_tool,
                 "p.pb")
     stamps = [int(v.split()[0]) for _, _, labels in go["samples"] for k, v in labels
               if k == "end_timestamp_ns"]
@@ -151,13 +144,12 @@ def test_go_reads_timestamps_and_raw_protobuf(tmp_path, go_home):
     assert sum(v[0] for v, _, _ in go["samples"]) == len(profile.samples)
 
 
-def test_go_top_matches_leaf_totals(tmp_path, go_home):
+def test_go_top_matches_leaf_totals(tmp_path, go_tool):
     profile = tachyon_format.read(DATA_DIR / "threads_cpu_opcodes_raw.bin")
     path = tmp_path / "t.pb.gz"
     path.write_bytes(dumps(profile))
-    text = go_pprof(["-top", "-nodecount=100000", "-nodefraction=0", "-edgefraction=0",
-                     "-sample_index=samples", str(path)],
-                    go_home)
+    text = go_tool.pprof("-top", "-nodecount=100000", "-nodefraction=0", "-edgefraction=0",
+                     "-sample_index=samples", str(path))
     flat: Counter = Counter()
     for line in text.splitlines():
         match = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(.+)$", line)
@@ -171,7 +163,7 @@ def test_go_top_matches_leaf_totals(tmp_path, go_home):
     assert flat == ours
 
 
-def test_go_reads_default_type_and_comments(tmp_path, go_home):
+def test_go_reads_default_type_and_comments(tmp_path, go_tool):
     """Go 1.19's pprof predates Line.column and doc_url (it skips them, as unknown fields);
     it shows the default sample type and the comments."""
     profile = tachyon_format.read(DATA_DIR / "threads_cpu_opcodes_raw.bin")
@@ -179,6 +171,6 @@ def test_go_reads_default_type_and_comments(tmp_path, go_home):
                  doc_url="https://example.org/doc.html")
     path = tmp_path / "d.pb.gz"
     path.write_bytes(data)
-    text = go_pprof(["-raw", str(path)], go_home)
+    text = go_tool.pprof("-raw", str(path))
     assert text.startswith("Comment: one\nComment: two\n")
     assert parse_raw(text)["types"][0] == "samples/count[dflt]"
