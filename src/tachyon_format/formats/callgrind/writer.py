@@ -42,10 +42,9 @@ def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options
 
 def dumps(profile: Profile, *, command: str | None = None) -> bytes:
     """The file's bytes (UTF-8 text). *command* fills the ``cmd:`` header line
-    (KCachegrind's title), by default the profile's own where its format records one."""
+    (KCachegrind's title); by default there is none."""
     costs = compute(profile)
     lines = [MAGIC.decode(), "version: 1", f"creator: {CREATOR}"]
-    command = command if command is not None else _command(profile)
     if command:
         lines.append(f"cmd: {_one_line(command)}")
     lines.append("positions: line")
@@ -110,14 +109,6 @@ def _rows_of(function: np.ndarray, n: int) -> list[list[int]]:
 
 def _numbers(values) -> str:
     return " ".join(str(v) for v in values)
-
-
-def _command(profile: Profile) -> str | None:
-    for facts in profile.extras.values():
-        command = getattr(facts, "command", None)
-        if isinstance(command, str):
-            return command
-    return None
 
 
 def _one_line(text: str) -> str:
