@@ -3,7 +3,8 @@
 1. Samples are put in (thread, timestamp) order. A sample lasts until the next sample of its
    thread (as Chrome DevTools and the Firefox Profiler draw samples), or one sampling interval
    when that gap is longer than *max_gap_us* (a pause of the profiler, a thread not sampled:
-   left as a hole) or when it is the thread's last sample.
+   left as a hole; the interval ends at the next sample if that comes first) or when it is
+   the thread's last sample.
 2. Consecutive samples of a thread without a hole between them keep the frames their stacks
    share from the outermost one: the common prefix of their functions (file and name; a
    caller that moved to another line is still the same call), computed once per distinct
@@ -88,7 +89,9 @@ def timeline(profile: Profile, interval_us: int, max_gap_us: int) -> Timeline:
     gap = np.zeros(n, np.int64)
     gap[:-1] = start[1:] - start[:-1]
     joined = same_thread & (gap <= max_gap_us)
-    duration = np.where(joined, gap, interval_us).astype(np.int64)
+    # (never past the thread's next sample, whatever max_gap_us is)
+    duration = np.where(joined, gap, np.where(same_thread, np.minimum(gap, interval_us),
+                                              interval_us)).astype(np.int64)
 
     distinct, k = np.unique(stack, return_inverse=True)
     k = k.reshape(-1)

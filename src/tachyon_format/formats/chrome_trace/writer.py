@@ -147,26 +147,25 @@ def _slices(profile: Profile, line: Timeline, tracks: _Tracks):
 
 
 def _counters(line: Timeline, tracks: _Tracks):
-    """A counter event where a thread's status changes, and all zeros at its holes."""
+    """A counter event where a thread's status changes, and all zeros at its holes (in
+    (thread, time) order, sorted with numpy)."""
     status = line.status.astype(np.int64)
     first = np.ones(status.size, bool)
     first[1:] = (line.thread[1:] != line.thread[:-1]) | line.hole_after[:-1]
     changed = first.copy()
     changed[1:] |= status[1:] != status[:-1]
-    at = np.flatnonzero(changed)
-    bits = [(name, ((status[at] & int(bit)) != 0).astype(int).tolist())
+    at, holes = np.flatnonzero(changed), np.flatnonzero(line.hole_after)
+    # (zeros first: at an equal time the next sample's status, sorted after them, wins)
+    thread = np.concatenate([line.thread[holes], line.thread[at]])
+    when = np.concatenate([line.start_us[holes] + line.duration_us[holes], line.start_us[at]])
+    value = np.concatenate([np.zeros(holes.size, np.int64), status[at]])
+    order = np.lexsort((when, thread))
+    bits = [(name, ((value[order] & int(bit)) != 0).astype(int).tolist())
             for name, bit in COUNTED_STATUS]
-    events = []
-    for j, i in enumerate(at.tolist()):
-        row = int(line.thread[i])
+    heads = {row: (f'{{"ph":"C","name":{json.dumps(tracks.label[row] + " status")},'
+                   f'"pid":{tracks.pid[row]},"tid":{tracks.tid[row]},"ts":')
+             for row in tracks.pid}
+    for j, (row, ts) in enumerate(zip(thread[order].tolist(), when[order].tolist(),
+                                      strict=True)):
         values = ",".join(f'"{name}":{column[j]}' for name, column in bits)
-        events.append((row, int(line.start_us[i]),
-                       f'"ts":{int(line.start_us[i])},"args":{{{values}}}'))
-    zeros = ",".join(f'"{name}":0' for name, _ in COUNTED_STATUS)
-    for i in np.flatnonzero(line.hole_after).tolist():
-        end = int(line.start_us[i] + line.duration_us[i])
-        events.append((int(line.thread[i]), end, f'"ts":{end},"args":{{{zeros}}}'))
-    events.sort(key=lambda e: (e[0], e[1]))
-    for row, _, body in events:
-        name = json.dumps(f"{tracks.label[row]} status")
-        yield f'{{"ph":"C","name":{name},"pid":{tracks.pid[row]},"tid":{tracks.tid[row]},{body}}}'
+        yield f'{heads[row]}{ts},"args":{{{values}}}}}'
