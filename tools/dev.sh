@@ -41,13 +41,14 @@ reference_env() {
 }
 
 # The real tools that read or make the other formats, as test oracles: Go's pprof (reads
-# pprof and gperftools files), gperftools' libprofiler (makes real CPU profiles) and a C
-# compiler for its fixture program. Tests that need one skip, with the reason, without it.
+# pprof and gperftools files), gperftools' libprofiler (makes real CPU profiles), a C
+# compiler for its fixture program and Valgrind's callgrind_annotate (reads callgrind files). Tests that need one skip, with the reason, without it.
 peer_tools() {
     local missing=()
     command -v go >/dev/null || missing+=(golang-go)
     /sbin/ldconfig -p | grep -q 'libprofiler\.so ' || missing+=(google-perftools libgoogle-perftools-dev)
     command -v gcc >/dev/null || missing+=(gcc)
+    command -v callgrind_annotate >/dev/null || missing+=(valgrind)
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "warning: not root, cannot install ${missing[*]}; tests that need them will skip" >&2

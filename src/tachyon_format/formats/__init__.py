@@ -10,6 +10,7 @@ lives in the subpackage's ``__init__``, which stays light.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,10 +22,11 @@ VERBS = ("sniff", "read", "read_aggregated", "iter_batches", "write", "validate"
 @dataclass(frozen=True)
 class Format:
     """One file format: its ``name`` (as ``format=`` takes it), what it is, the file name
-    ``extensions`` it usually has (lower case, with the dot), and the module with its verbs.
-    ``timeline``: its writer needs each sample's time (a Tachyon file, a trace), so that a
-    conversion to it cannot start from per-stack counts. ``read_aggregated``, where a format
-    has it, reads straight into per-(thread, stack, status) counts."""
+    ``extensions`` it usually has (lower case, with the dot; or a pattern of the whole name
+    with ``*``, as ``callgrind.out.*``), and the module with its verbs. ``timeline``: its
+    writer needs each sample's time (a Tachyon file, a trace), so that a conversion to it
+    cannot start from per-stack counts. ``read_aggregated``, where a format has it, reads
+    straight into per-(thread, stack, status) counts."""
 
     name: str
     description: str
@@ -65,6 +67,13 @@ FORMATS: dict[str, Format] = {
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
                 "validate": "validation:validate", "info": "reader:info"}),
+        Format("chrome-trace", "Chrome trace event JSON (chrome://tracing, Perfetto): a "
+               "timeline of stack slices per thread", (".trace.json",),
+               "tachyon_format.formats.chrome_trace",
+               {"sniff": "sniff", "write": "writer:write"}, timeline=True),
+        Format("callgrind", "callgrind profile (KCachegrind, QCachegrind, callgrind_annotate)",
+               ("callgrind.out.*", ".callgrind"), "tachyon_format.formats.callgrind",
+               {"sniff": "sniff", "write": "writer:write"}),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
@@ -77,11 +86,14 @@ message has no magic, so its sniffing is the loosest)."""
 
 
 def format_for_extension(filename: str) -> Format | None:
-    """The format whose extensions end *filename* (longest match wins), None if none does."""
+    """The format whose extensions end *filename* (longest match wins; a pattern with ``*``
+    must match the whole base name), None if none does."""
     name = filename.lower()
+    base = name.replace("\\", "/").rpartition("/")[2]
     best: tuple[int, Format] | None = None
     for f in FORMATS.values():
         for ext in f.extensions:
-            if name.endswith(ext) and (best is None or len(ext) > best[0]):
+            matched = fnmatch.fnmatchcase(base, ext) if "*" in ext else name.endswith(ext)
+            if matched and (best is None or len(ext) > best[0]):
                 best = (len(ext), f)
     return None if best is None else best[1]
