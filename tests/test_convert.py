@@ -49,7 +49,7 @@ def inputs(tmp_path_factory) -> dict[str, object]:
     for name in READERS:
         if name == "tachyon" or name not in WRITERS:
             continue
-        path = out / f"profile{FORMATS[name].extensions[0]}"
+        path = out / FORMATS[name].file_name()
         tachyon_format.convert(SOURCE, path, to=name)
         made[name] = path
     return made
@@ -61,7 +61,7 @@ def test_every_pair_converts_keeping_the_samples(inputs, from_, to, tmp_path):
     if from_ not in inputs:
         pytest.skip(f"no {from_} input: the library cannot write one to start from")
     source = tachyon_format.read(inputs[from_])
-    destination = tmp_path / f"out{FORMATS[to].extensions[0]}"
+    destination = tmp_path / FORMATS[to].file_name("out")
     has_times = source.samples.timestamp_us is not None
     if FORMATS[to].timeline and not has_times:
         with pytest.raises(ValueError, match=r"(?i)time"):

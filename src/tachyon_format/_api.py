@@ -89,7 +89,7 @@ def write(profile: Profile, destination: Destination, *, format: str | None = No
         return chosen.name
     # writers take a path: write to a private temporary file, then copy (or gzip) it out
     with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
-        staged = os.path.join(scratch, "profile" + (chosen.extensions or ("",))[0])
+        staged = os.path.join(scratch, chosen.file_name())
         writer(profile, staged, **options)
         with open(staged, "rb") as staged_file:
             if destination == "-":

@@ -46,6 +46,12 @@ class Format:
         return getattr(importlib.import_module(f"{self.package}{module and '.' + module}"),
                        function)
 
+    def file_name(self, stem: str = "profile") -> str:
+        """A file name of this format: *stem* with the first extension, or the first pattern
+        with *stem* for its ``*`` (``callgrind.out.profile``)."""
+        first = self.extensions[0] if self.extensions else ""
+        return first.replace("*", stem) if "*" in first else stem + first
+
     @property
     def can_read(self) -> bool:
         return self.verb("read") is not None
