@@ -83,14 +83,15 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     *sample_type*). A profile whose rows each stand for several samples (an aggregated one)
     gives the same counts; only the first-meeting order follows the rows' order."""
     # 1. One row per distinct stack: its summed weight and the first sample that holds it.
-    samples = profile.samples
+    #    (A sample of weight 0, which CPython never sees, and an empty stack count nothing.)
+    stack = profile.samples.stack
     weights = sample_weights(profile, sample_type)
-    keys, totals = group_count({"stack": samples.stack}, weights)
-    _, first_sample = np.unique(samples.stack, return_index=True)
-    counted = (keys["stack"] >= 0) & (totals > 0)
-    stack_ids = keys["stack"][counted].astype(np.int64)
-    stack_weight = totals[counted]
-    stack_first = first_sample[counted]
+    counted = (stack >= 0) & (weights > 0)
+    if not counted.all():
+        stack, weights = stack[counted], weights[counted]
+    keys, stack_weight = group_count({"stack": stack}, weights)
+    _, stack_first = np.unique(stack, return_index=True)
+    stack_ids = keys["stack"].astype(np.int64)
     # 2. The frames of those stacks, innermost first, mapped to functions; internal dropped.
     function_of_frame, functions, internal = _frame_functions(profile)
     offsets, frame_rows = profile.stacks.to_csr(stack_ids)
