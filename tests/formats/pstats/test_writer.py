@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.formats.pstats.writer import SAMPLED_MARKER, build
-from tachyon_format.model import (Frames, Meta, Profile, Samples, Stacks, Strings, Threads,
-                                  ValueType)
+from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads, ValueType
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.paths import DATA_DIR
 
@@ -104,7 +103,7 @@ def collector_model(stacks_of_samples, weights, interval_us):
                 seen.add(f)
                 entry[1] += weight
         result[frames[0]][0] += weight
-        for callee, caller in zip(frames, frames[1:]):
+        for callee, caller in zip(frames, frames[1:], strict=False):
             edges = callers.setdefault(callee, {})
             edges[caller] = edges.get(caller, 0) + weight
     sec = interval_us / 1_000_000
