@@ -17,7 +17,10 @@ from tests.helpers.paths import DATA_DIR
 SOURCE = DATA_DIR / "threads_wall_zstd.bin"
 KEEP_NAMES_NOT = {"gperftools"}
 """Formats whose files name no functions (addresses only): stacks compare by shape there."""
-READERS = [name for name, f in FORMATS.items() if f.verbs.get("read")]
+HOLDS_NO_STACKS = {"pstats"}
+"""Formats whose reader only says why their files make no profile (per-function totals)."""
+READERS = [name for name, f in FORMATS.items()
+           if f.verbs.get("read") and name not in HOLDS_NO_STACKS]
 WRITERS = [name for name, f in FORMATS.items() if f.verbs.get("write")]
 
 
@@ -75,6 +78,14 @@ def test_every_pair_converts_keeping_the_samples(inputs, from_, to, tmp_path):
     assert sample_total(back) == sample_total(source)
     names = not ({from_, to} & KEEP_NAMES_NOT)
     assert stack_totals(back, names=names) == stack_totals(source, names=names)
+
+
+@pytest.mark.parametrize("name", sorted(HOLDS_NO_STACKS))
+def test_a_file_without_stacks_says_so(name, tmp_path):
+    path = tmp_path / FORMATS[name].file_name()
+    tachyon_format.convert(SOURCE, path)
+    with pytest.raises(FormatError, match="no stacks"):
+        tachyon_format.convert(path, tmp_path / "out.pb.gz")
 
 
 def test_a_timeline_output_is_made_from_every_sample(tmp_path):

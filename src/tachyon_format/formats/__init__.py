@@ -80,6 +80,11 @@ FORMATS: dict[str, Format] = {
         Format("callgrind", "callgrind profile (KCachegrind, QCachegrind, callgrind_annotate)",
                ("callgrind.out.*", ".callgrind"), "tachyon_format.formats.callgrind",
                {"sniff": "sniff", "write": "writer:write"}),
+        Format("pstats", "pstats: the marshal'd statistics dict of profile/cProfile and of "
+               "CPython 3.15's sampling profiler (replay --pstats -o); written, not read",
+               (".pstats",), "tachyon_format.formats.pstats",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "reader:validate", "info": "reader:info"}),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
