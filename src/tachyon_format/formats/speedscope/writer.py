@@ -36,6 +36,7 @@ from .file import NS_PER_UNIT, UNITS
 
 EXPORTER = "tachyon-format"
 NO_THREAD = "samples without a thread"
+EMPTY = "no samples"
 
 
 def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
@@ -77,6 +78,10 @@ def build(
         profiles = _evented(profile, frame_index, names, interval_us)
     else:
         raise ValueError(f"kind must be 'sampled' or 'evented', not {kind!r}")
+    if not profiles:  # speedscope needs a profile to show, even an empty one
+        body = '"samples":[],"weights":[]' if kind == "sampled" else '"events":[]'
+        unit = _unit(profile, sample_type) if kind == "sampled" else "microseconds"
+        profiles = [_profile_json(kind, EMPTY, unit, 0, body)]
     head = {"$schema": SCHEMA_URL, "exporter": EXPORTER}
     name = name if name is not None else (facts.name if facts is not None else None)
     if name is not None:

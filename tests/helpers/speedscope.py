@@ -1,0 +1,99 @@
+"""speedscope (the npm package) as a test oracle, and the totals it shows, computed from a
+:class:`~tachyon_format.Profile` one sample at a time (a scalar model of what it shows).
+
+``tools/dev.sh test`` installs the package into ``~/.cache/tachyon-format/npm``
+(``$TACHYON_NPM_PREFIX`` overrides it); ``speedscope_import.js`` runs the bundled app's own
+``importProfileGroupFromText`` under Node. Tests that need it skip, with the reason, when
+Node or the package is absent.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).with_name("speedscope_import.js")
+NPM_PREFIX = Path(os.environ.get("TACHYON_NPM_PREFIX", "~/.cache/tachyon-format/npm")).expanduser()
+SPEEDSCOPE_VERSION = "1.25.0"
+
+
+@functools.cache
+def speedscope_bundle() -> tuple[str, Path] | str:
+    """(node, the app's script) or the reason there is none."""
+    node = shutil.which("node")
+    if node is None:
+        return "no `node` on PATH (speedscope's importer runs under Node)"
+    package = NPM_PREFIX / "node_modules" / "speedscope"
+    try:
+        version = json.loads((package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return f"npm package speedscope not installed under {NPM_PREFIX} (tools/dev.sh test)"
+    if version != SPEEDSCOPE_VERSION:
+        return f"speedscope {version} installed, the tests pin {SPEEDSCOPE_VERSION}"
+    bundles = sorted((package / "dist" / "release").glob("speedscope-*.js"))
+    if not bundles:
+        return "speedscope's package has no dist/release/speedscope-*.js"
+    return node, bundles[0]
+
+
+def speedscope_import(*paths: Path | str) -> list[dict]:
+    """speedscope's import of each file (see ``speedscope_import.js``); skips without it."""
+    found = speedscope_bundle()
+    if isinstance(found, str):
+        pytest.skip(found)
+    node, bundle = found
+    run = subprocess.run([node, str(SCRIPT), str(bundle), *map(str, paths)],
+                         capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        raise AssertionError(f"speedscope's importer failed: {run.stderr[-2000:]}")
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def frame_totals(shown: dict) -> dict[str, dict[tuple, tuple[float, float]]]:
+    """Per profile name: frame (name, file, line, col) -> (self, total), as speedscope shows."""
+    out = {}
+    for p in shown["profiles"]:
+        out[p["name"]] = {(f["name"], f["file"], f["line"], f["col"]): (f["self"], f["total"])
+                          for f in p["frames"]}
+    return out
+
+
+def model_totals(profile, names, weights=None) -> dict[str, dict[tuple, tuple[int, int]]]:
+    """The same from *profile*, one sample at a time: per thread (named by *names*, one per
+    thread row), per frame key, the weight of the samples where the frame is the leaf
+    (self) and where it is anywhere on the stack, counted once (total)."""
+    texts = profile.strings.texts()
+    frames = profile.frames
+    weights = profile.weights() if weights is None else weights
+    tuples = profile.stacks.tuples()
+
+    def key(row):
+        name = texts[frames.funcname[row]]
+        if not name:
+            address = 0 if frames.address is None else int(frames.address[row])
+            name = f"0x{address:x}" if address else "?"
+        file = texts[frames.filename[row]]
+        mapping = -1 if frames.mapping is None else int(frames.mapping[row])
+        if not file and mapping >= 0:
+            file = texts[profile.mappings.filename[mapping]]
+        line = int(frames.lineno[row]) if frames.lineno[row] >= 0 else None
+        col = int(frames.column[row]) + 1 if frames.column[row] >= 0 else None
+        return name, file or None, line, col
+
+    out: dict[str, dict] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for thread, stack, w in zip(profile.samples.thread.tolist(),
+                                profile.samples.stack.tolist(), weights.tolist(), strict=True):
+        keys = [key(row) for row in tuples[stack]]
+        table = out[names[thread]]
+        if keys:
+            table[keys[0]][0] += w
+        for k in set(keys):
+            table[k][1] += w
+    return {name: {k: tuple(v) for k, v in table.items()} for name, table in out.items()}
