@@ -17,6 +17,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).with_name("speedscope_import.js")
@@ -97,3 +98,19 @@ def model_totals(profile, names, weights=None) -> dict[str, dict[tuple, tuple[in
         for k in set(keys):
             table[k][1] += w
     return {name: {k: tuple(v) for k, v in table.items()} for name, table in out.items()}
+
+
+def evented_durations(profile, interval_us: int, gap_factor: int = 2):
+    """Per sample, how long the evented writer keeps it open (its documented rule, one sample
+    at a time): until the thread's next sample when that comes within *gap_factor*
+    intervals, else for one interval."""
+    ts = profile.samples.timestamp_us.tolist()
+    threads = profile.samples.thread.tolist()
+    order = sorted(range(len(ts)), key=lambda i: (threads[i], ts[i]))
+    out = np.zeros(len(ts), np.int64)
+    for k, here in enumerate(order):
+        there = order[k + 1] if k + 1 < len(order) else None
+        gap = ts[there] - ts[here] if there is not None and threads[there] == threads[here] \
+            else None
+        out[here] = gap if gap is not None and gap <= gap_factor * interval_us else interval_us
+    return out

@@ -16,6 +16,7 @@ import tachyon_format
 from tachyon_format.formats.speedscope.writer import build
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.paths import DATA_DIR, REPO, SHARED_FIXTURES
+from tests.helpers.speedscope import evented_durations
 
 GOLDEN = sorted(DATA_DIR.glob("*.bin"))
 FIXTURES = SHARED_FIXTURES / "speedscope" / "jlfwong-speedscope" / "sample" / "profiles" / \
@@ -87,19 +88,12 @@ def test_aggregated_profile_writes_the_aggregated_output(source):
 
 @pytest.mark.parametrize("source", GOLDEN, ids=lambda p: p.stem)
 def test_evented_round_trip_gives_each_stack_its_time(source):
-    """Evented, read back: per (thread, stack) the time the writer's rule gives (a sample
-    lasts until the thread's next one, at most interval_us), summed one sample at a time."""
+    """Evented, read back: per (thread, stack) the time the writer's documented rule gives,
+    summed one sample at a time."""
     profile = tachyon_format.read(source)
     data = build(profile, kind="evented", interval_us=1000)
     back = tachyon_format.read(data)
-    ts = profile.samples.timestamp_us.tolist()
-    threads = profile.samples.thread.tolist()
-    order = sorted(range(len(ts)), key=lambda i: (threads[i], ts[i]))
-    durations = np.zeros(len(ts), np.int64)
-    for k, here in enumerate(order):
-        there = order[k + 1] if k + 1 < len(order) else None
-        same = there is not None and threads[there] == threads[here]
-        durations[here] = min(1000, ts[there] - ts[here]) if same else 1000
+    durations = evented_durations(profile, 1000)
     expected = stack_totals(profile, durations)
     expected = +Counter({k: v for k, v in expected.items() if k[1]})  # empty stacks: no time
     assert stack_totals(back) == expected

@@ -7,13 +7,17 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-import numpy as np
 import pytest
 
 import tachyon_format
 from tachyon_format.formats.speedscope.writer import build
 from tests.helpers.paths import DATA_DIR, SHARED_FIXTURES
-from tests.helpers.speedscope import frame_totals, model_totals, speedscope_import
+from tests.helpers.speedscope import (
+    evented_durations,
+    frame_totals,
+    model_totals,
+    speedscope_import,
+)
 
 GOLDEN = sorted(DATA_DIR.glob("*.bin"))
 SPEEDSCOPE_FIXTURES = SHARED_FIXTURES / "speedscope" / "jlfwong-speedscope" / "sample" / \
@@ -30,19 +34,6 @@ def _nonzero(table):
     out = {name: {k: v for k, v in frames.items() if v != (0, 0)}
            for name, frames in table.items()}
     return {name: frames for name, frames in out.items() if frames}
-
-
-def _scalar_durations(profile, interval_us):
-    """Per sample, how long the evented writer keeps it open: until the thread's next
-    sample or for interval_us (a loop over samples, the model of the writer's rule)."""
-    ts = profile.samples.timestamp_us.tolist()
-    threads = profile.samples.thread.tolist()
-    order = sorted(range(len(ts)), key=lambda i: (threads[i], ts[i]))
-    out = np.zeros(len(ts), np.int64)
-    for here, there in zip(order, [*order[1:], None][:len(order)], strict=True):
-        same = there is not None and threads[there] == threads[here]
-        out[here] = min(interval_us, ts[there] - ts[here]) if same else interval_us
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +74,7 @@ def test_speedscope_shows_our_evented_totals(written, source):
     profile = profiles[source.stem]
     result = shown[f"{source.stem}.evented.speedscope.json"]
     assert "error" not in result, result.get("error")
-    durations = _scalar_durations(profile, 1000)
+    durations = evented_durations(profile, 1000)
     expected = model_totals(profile, _thread_names(profile), durations)
     assert _nonzero(frame_totals(result)) == _nonzero(expected)
 

@@ -9,8 +9,9 @@ rows without a thread in one more profile), the frames shared. Two kinds:
   stack merged), so speedscope's "Time Order" view is the timeline; without (an aggregated
   profile, pprof's), one sample per distinct stack. Each distinct stack is rendered once.
 * ``evented``: per thread, open/close events in microseconds since the first sample of the
-  whole profile (so threads line up): each sample's stack is open from its timestamp for
-  ``interval_us`` or until the thread's next sample, whichever is first. Needs timestamps.
+  whole profile (so threads line up): each sample's stack is open from its timestamp until
+  the thread's next sample when that comes within :data:`GAP_FACTOR` intervals, else for
+  one interval (``interval_us``). Needs timestamps.
 
 A frame is named by its function, else its address (``0x...``); ``file`` is its file name,
 else its mapping's; ``line`` and ``col`` (counted from 1) when known. Frame rows that show the
@@ -37,6 +38,9 @@ from .file import NS_PER_UNIT, UNITS
 EXPORTER = "tachyon-format"
 NO_THREAD = "samples without a thread"
 EMPTY = "no samples"
+GAP_FACTOR = 2
+"""Evented: a sample lasts until the thread's next one when that comes within this many
+intervals (a sampler's jitter), else for one interval (the thread was not sampled)."""
 
 
 def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
@@ -65,7 +69,8 @@ def build(
     the weights of a sampled profile (default: the profile's default, else its last).
     *aggregate* (sampled): one sample per distinct stack of a thread instead of the
     samples in order; by default only when the profile has no timestamps. *interval_us*
-    (evented): how long a sample stays open at most; by default the profile's period when
+    (evented): how long a sample stays open when the thread's next sample is further than
+    :data:`GAP_FACTOR` intervals away; by default the profile's period when
     it is a time, else the most common gap between a thread's samples. *name*: the file's
     ``name`` (default: the one it was read with, else none)."""
     facts = profile.extras.get(EXTRAS_KEY)
@@ -220,7 +225,9 @@ def _evented(profile, frame_index, names, interval_us) -> list[str]:
     interval = _interval_us(profile, interval_us, gaps)
     ends = ts + interval
     following = np.flatnonzero(same)
-    ends[following] = np.minimum(ends[following], ts[following + 1])
+    gap = ts[following + 1] - ts[following]
+    ends[following] = np.where(gap <= GAP_FACTOR * interval, ts[following + 1],
+                               ends[following])
     end_value = int(ends.max())
     out = []
     for row in np.unique(thread).tolist():
