@@ -10,34 +10,24 @@ Node or the package is absent.
 from __future__ import annotations
 
 import functools
-import json
-import os
-import shutil
-import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from .npm import npm_package, require, run_node_lines
 
 SCRIPT = Path(__file__).with_name("speedscope_import.js")
-NPM_PREFIX = Path(os.environ.get("TACHYON_NPM_PREFIX", "~/.cache/tachyon-format/npm")).expanduser()
 SPEEDSCOPE_VERSION = "1.25.0"
 
 
 @functools.cache
 def speedscope_bundle() -> tuple[str, Path] | str:
     """(node, the app's script) or the reason there is none."""
-    node = shutil.which("node")
-    if node is None:
-        return "no `node` on PATH (speedscope's importer runs under Node)"
-    package = NPM_PREFIX / "node_modules" / "speedscope"
-    try:
-        version = json.loads((package / "package.json").read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return f"npm package speedscope not installed under {NPM_PREFIX} (tools/dev.sh test)"
-    if version != SPEEDSCOPE_VERSION:
-        return f"speedscope {version} installed, the tests pin {SPEEDSCOPE_VERSION}"
+    found = npm_package("speedscope", SPEEDSCOPE_VERSION)
+    if isinstance(found, str):
+        return found
+    node, package = found
     bundles = sorted((package / "dist" / "release").glob("speedscope-*.js"))
     if not bundles:
         return "speedscope's package has no dist/release/speedscope-*.js"
@@ -46,15 +36,8 @@ def speedscope_bundle() -> tuple[str, Path] | str:
 
 def speedscope_import(*paths: Path | str) -> list[dict]:
     """speedscope's import of each file (see ``speedscope_import.js``); skips without it."""
-    found = speedscope_bundle()
-    if isinstance(found, str):
-        pytest.skip(found)
-    node, bundle = found
-    run = subprocess.run([node, str(SCRIPT), str(bundle), *map(str, paths)],
-                         capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        raise AssertionError(f"speedscope's importer failed: {run.stderr[-2000:]}")
-    return [json.loads(line) for line in run.stdout.splitlines()]
+    node, bundle = require(speedscope_bundle())
+    return run_node_lines(node, SCRIPT, str(bundle), *map(str, paths))
 
 
 def frame_totals(shown: dict) -> dict[str, dict[tuple, tuple[float, float]]]:
