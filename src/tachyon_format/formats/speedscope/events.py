@@ -94,6 +94,8 @@ def common_depth(stacks: Stacks, a: npt.NDArray[np.int64],
     parent = stacks.parent.astype(np.int64)
 
     def depth(nodes):
+        if not depth_of.size:  # (every stack empty)
+            return np.zeros(nodes.size, np.int64)
         return np.where(nodes >= 0, depth_of[np.maximum(nodes, 0)], 0)
 
     a, b = a.copy(), b.copy()

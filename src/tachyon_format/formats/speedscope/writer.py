@@ -5,8 +5,9 @@ rows without a thread in one more profile), the frames shared. Two kinds:
 
 * ``sampled`` (the default): per thread, ``samples`` (stacks of frame indices, outermost
   first) and ``weights`` (the chosen sample type's values; the unit follows it: counts are
-  ``none``, times keep their unit). With timestamps, samples keep their order (runs of one
-  stack merged), so speedscope's "Time Order" view is the timeline; without (an aggregated
+  ``none``, times keep their unit; speedscope refuses negative weights, and so does this
+  writer). With timestamps (or read from speedscope), samples keep their order, runs of one
+  stack merged as speedscope's "Time Order" view shows them; without (an aggregated
   profile, pprof's), one sample per distinct stack. Each distinct stack is rendered once.
 * ``evented``: per thread, open/close events in microseconds since the first sample of the
   whole profile (so threads line up): each sample's stack is open from its timestamp until
@@ -68,7 +69,8 @@ def build(
     *kind*: ``"sampled"`` or ``"evented"`` (see the module). *sample_type*: which values are
     the weights of a sampled profile (default: the profile's default, else its last).
     *aggregate* (sampled): one sample per distinct stack of a thread instead of the
-    samples in order; by default only when the profile has no timestamps. *interval_us*
+    samples in order; by default only when the profile has no timestamps and was not read
+    from a speedscope file. *interval_us*
     (evented): how long a sample stays open when the thread's next sample is further than
     :data:`GAP_FACTOR` intervals away; by default the profile's period when
     it is a time, else the most common gap between a thread's samples. *name*: the file's
@@ -78,7 +80,7 @@ def build(
     frame_index, frames_json = _frames(profile)
     names = _thread_names(profile, facts)
     if kind == "sampled":
-        profiles = _sampled(profile, frame_index, names, sample_type, aggregate)
+        profiles = _sampled(profile, frame_index, names, sample_type, aggregate, facts)
     elif kind == "evented":
         profiles = _evented(profile, frame_index, names, interval_us)
     else:
@@ -165,12 +167,14 @@ def _unit(profile: Profile, sample_type: str | None) -> str:
     return unit if unit in UNITS else "none"
 
 
-def _sampled(profile, frame_index, names, sample_type, aggregate) -> list[str]:
+def _sampled(profile, frame_index, names, sample_type, aggregate, facts) -> list[str]:
     samples = profile.samples
     weights = profile.weights(sample_type)
     unit = _unit(profile, sample_type)
-    if aggregate is None:
-        aggregate = samples.timestamp_us is None
+    if aggregate is None:  # order matters with a clock, and in a file read from speedscope
+        aggregate = samples.timestamp_us is None and facts is None
+    if weights.size and int(np.min(weights)) < 0:
+        raise ValueError("negative weights (a difference profile?): speedscope refuses them")
     thread, stack = samples.thread, samples.stack
     if aggregate:
         keys, weights = group_count({"thread": thread, "stack": stack}, weights)
