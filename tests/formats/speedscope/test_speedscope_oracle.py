@@ -140,17 +140,30 @@ def test_speedscope_and_we_read_its_own_fixtures_alike():
         assert frame_totals(result) == model_totals(profile, names)
 
 
-def test_speedscope_reads_our_output_of_a_profile_with_only_addresses(tmp_path):
-    """A gperftools profile's frames have addresses and no names: written, and shown."""
-    source = SHARED_FIXTURES / "gperftools_cpu" / "google-pprof" / "profile" / "testdata" / \
-        "cppbench.cpu"
-    if not source.is_file():
-        pytest.skip(f"no shared fixture {source}")
-    profile = tachyon_format.read(source)
-    path = tmp_path / "cppbench.speedscope.json"
-    tachyon_format.write(profile, path, sample_type="samples")
-    (result,) = speedscope_import(path)
-    assert "error" not in result, result.get("error")
-    expected = model_totals(profile, {-1: "samples without a thread"},
-                            profile.weights("samples"))
-    assert _nonzero(frame_totals(result)) == _nonzero(expected)
+def _native_fixtures():
+    files = sorted(p for p in (SHARED_FIXTURES / "pprof_proto").rglob("*")
+                   if p.is_file() and p.suffix != ".proto")
+    files += sorted((SHARED_FIXTURES / "gperftools_cpu").rglob("*.cpu"))
+    files += sorted((DATA_DIR / "gperftools").glob("*.prof"))
+    return files
+
+
+def test_speedscope_shows_our_output_of_pprof_and_gperftools_profiles(tmp_path):
+    """Every pprof and gperftools file we have (frames with only addresses, several sample
+    types, labels, no threads): written sampled, shown with the default sample type's
+    totals per frame."""
+    files = _native_fixtures()
+    if not any(SHARED_FIXTURES.rglob("*.cpu")):
+        pytest.skip(f"no shared fixtures at {SHARED_FIXTURES}")
+    paths, profiles = [], []
+    for k, source in enumerate(files):
+        profile = tachyon_format.read(source)
+        path = tmp_path / f"{k}.speedscope.json"
+        tachyon_format.write(profile, path)
+        paths.append(path)
+        profiles.append(profile)
+    for source, profile, result in zip(files, profiles, speedscope_import(*paths),
+                                       strict=True):
+        assert "error" not in result, (source, result.get("error"))
+        names = {-1: "samples without a thread", **_thread_names(profile)}
+        assert _nonzero(frame_totals(result)) == _nonzero(model_totals(profile, names)), source
