@@ -183,3 +183,16 @@ def test_sampled_checks():
 def test_any_bytes_read_or_raise_format_error(data):
     with contextlib.suppress(tachyon_format.FormatError):
         tachyon_format.read(data, format="speedscope")
+
+
+def test_sniff_and_file_level_facts():
+    path = _fixture("0.6.0/two-sampled.speedscope.json")
+    assert tachyon_format.sniff(path) == "speedscope"
+    assert tachyon_format.sniff(b'{"shared": {"frames": []}, "profiles": []}') == "speedscope"
+    assert tachyon_format.sniff(b'{"traceEvents": []}') is None
+    again = json.loads(build(tachyon_format.read(path)))
+    original = json.loads(path.read_text())
+    for key in ("name", "activeProfileIndex", "$schema"):
+        assert again[key] == original[key]
+    assert [p["name"] for p in again["profiles"]] == [p["name"] for p in original["profiles"]]
+    assert [p["unit"] for p in again["profiles"]] == [p["unit"] for p in original["profiles"]]

@@ -93,7 +93,9 @@ def build(
     name = name if name is not None else (facts.name if facts is not None else None)
     if name is not None:
         head["name"] = name
-    head["activeProfileIndex"] = 0
+    active = facts.active_profile_index if facts is not None else None
+    head["activeProfileIndex"] = active if active is not None and 0 <= active < len(profiles) \
+        else 0
     text = (json.dumps(head, ensure_ascii=False)[:-1] + ',"shared":{"frames":[' + frames_json
             + ']},"profiles":[' + ",".join(profiles) + "]}\n")
     return text.encode("utf-8", "surrogatepass")
