@@ -196,3 +196,32 @@ def test_sniff_and_file_level_facts():
         assert again[key] == original[key]
     assert [p["name"] for p in again["profiles"]] == [p["name"] for p in original["profiles"]]
     assert [p["unit"] for p in again["profiles"]] == [p["unit"] for p in original["profiles"]]
+
+
+def _evented(events, frames=2, unit="none"):
+    return json.dumps({"$schema": "https://www.speedscope.app/file-format-schema.json",
+                       "shared": {"frames": [{"name": f"f{i}"} for i in range(frames)]},
+                       "profiles": [{"type": "evented", "name": "p", "unit": unit,
+                                     "startValue": 0, "endValue": 1,
+                                     "events": events}]}).encode()
+
+
+def test_evented_checks():
+    def ev(kind, frame, at):
+        return {"type": kind, "frame": frame, "at": at}
+
+    for events in ([ev("O", 0, 0), ev("C", 0, 2**70)], [ev("O", 0, 0), ev("C", 0, "1")],
+                   [ev("O", 0, 1), ev("C", 0, 0)], [ev("O", 0, 0), ev("C", 1, 1)],
+                   [ev("O", 0, 0)], [ev("C", 0, 0)], [ev("O", 2, 0), ev("C", 2, 1)],
+                   [ev("O", 0, 0), ev("C", 0, True)], [[0]], {"0": 1}):
+        with pytest.raises(tachyon_format.FormatError):
+            tachyon_format.read(_evented(events))
+    extreme = [ev("O", 0, -(2**62)), ev("O", 1, 0), ev("C", 1, 2**62), ev("C", 0, 2**62)]
+    profile = tachyon_format.read(_evented(extreme))
+    assert profile.weights().tolist() == [2**62, 2**62]
+    assert profile.samples.timestamp_us is None  # unit none: no clock
+    timed = tachyon_format.read(_evented([ev("O", 0, 0.5), ev("C", 0, 1.75)],
+                                         unit="milliseconds"))
+    assert timed.meta.sample_types[0].unit == "nanoseconds"
+    assert timed.weights().tolist() == [1_250_000]
+    assert timed.samples.timestamp_us.tolist() == [500]

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.model import Stacks
 
-from .file import fail
+from .file import MAX_AT, fail
 
 
 class Intervals:
@@ -55,8 +55,8 @@ def scan_events(events: Any, where: str, num_frames: int) -> Intervals:
         if type(frame) is not int or not 0 <= frame < num_frames:
             raise fail(f"{where}[{i}].frame", f"not an index of the {num_frames} shared "
                        f"frames: {frame!r}")
-        if type(at) not in (int, float):
-            raise fail(f"{where}[{i}].at", f"not a number: {at!r}")
+        if type(at) not in (int, float) or not -MAX_AT <= at <= MAX_AT:
+            raise fail(f"{where}[{i}].at", f"not a number within +-2**62: {at!r}")
         if last is not None and at > last and stack:
             out.start.append(last)
             out.end.append(at)

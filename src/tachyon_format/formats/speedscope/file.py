@@ -36,6 +36,8 @@ UNITS = ("none", "nanoseconds", "microseconds", "milliseconds", "seconds", "byte
 NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
                "seconds": 1000_000_000}
 MAX_INT = 2**63 - 1
+MAX_AT = 2**62
+"""Event times above this (in magnitude) are refused, so that every difference fits 64 bits."""
 
 
 def load(source: Source) -> bytes:
@@ -110,9 +112,9 @@ def document(value: Any) -> tuple[dict, SharedFrames, list]:
     profiles = value.get("profiles")
     if not isinstance(profiles, list):
         raise fail("profiles", "missing, or not a list")
-    for key, kinds in (("name", str), ("exporter", str), ("activeProfileIndex", int)):
-        if key in value and not isinstance(value[key], kinds) or isinstance(value.get(key), bool):
-            raise fail(key, f"must be a {kinds.__name__}, not {_kind(value[key])}")
+    for key, kind in (("name", str), ("exporter", str), ("activeProfileIndex", int)):
+        if key in value and type(value[key]) is not kind:
+            raise fail(key, f"must be a {kind.__name__}, not {_kind(value[key])}")
     return value, shared_frames(shared["frames"]), profiles
 
 
