@@ -166,6 +166,18 @@ def _sampled(samples, weights, frames=2, unit="none"):
                                      "weights": weights}]}).encode()
 
 
+def test_lone_surrogates_in_names_are_kept_and_written():
+    data = json.dumps({"$schema": "https://www.speedscope.app/file-format-schema.json",
+                       "shared": {"frames": [{"name": "a\ud800b"}, {"name": "x\udcffy"}]},
+                       "profiles": [{"type": "sampled", "name": "p", "unit": "none",
+                                     "startValue": 0, "endValue": 2, "samples": [[0], [1]],
+                                     "weights": [1, 1]}]}).encode()
+    profile = tachyon_format.read(data)
+    assert not profile.strings.is_valid_utf8()[1:].any()
+    back = tachyon_format.read(build(profile))
+    assert sorted(back.strings.texts()[1:]) == ["a\ufffd\ufffd\ufffdb", "x\ufffd\ufffd\ufffdy"]
+
+
 def test_sampled_checks():
     for samples, weights in [([[0, 2]], [1]), ([[0, 1.5]], [1]), ([[0], [1]], [1]),
                              ([0], [1]), ([[0]], ["1"]), ([[0]], [0.5]), ([[0]], [2**70])]:
@@ -225,3 +237,69 @@ def test_evented_checks():
     assert timed.meta.sample_types[0].unit == "nanoseconds"
     assert timed.weights().tolist() == [1_250_000]
     assert timed.samples.timestamp_us.tolist() == [500]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=4),
+    max_leaves=12)
+SLOTS = [("shared", "frames"), ("shared", "frames", 0), ("shared", "frames", 0, "line"),
+         ("profiles", 0), ("profiles", 0, "samples"), ("profiles", 0, "samples", 0),
+         ("profiles", 0, "weights"), ("profiles", 0, "weights", 0), ("profiles", 1, "events"),
+         ("profiles", 1, "events", 0), ("profiles", 1, "events", 0, "at"),
+         ("profiles", 1, "unit"), ("profiles", 0, "startValue"), ("name",)]
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(SLOTS), JSON_VALUES)
+def test_any_json_in_any_slot_reads_or_raises_format_error(slot, value):
+    doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
+           "shared": {"frames": [{"name": "a", "line": 1}, {"name": "b"}]},
+           "profiles": [{"type": "sampled", "name": "p", "unit": "none", "startValue": 0,
+                         "endValue": 1, "samples": [[0, 1], [0]], "weights": [1, 2]},
+                        {"type": "evented", "name": "q", "unit": "seconds", "startValue": 0,
+                         "endValue": 1, "events": [{"type": "O", "frame": 0, "at": 0},
+                                                   {"type": "C", "frame": 0, "at": 1}]}]}
+    target = doc
+    for key in slot[:-1]:
+        target = target[key]
+    target[slot[-1]] = value
+    try:
+        profile = tachyon_format.read(json.dumps(doc).encode(), format="speedscope")
+    except tachyon_format.FormatError:
+        return
+    if (profile.samples.values < 0).any():
+        with pytest.raises(ValueError, match="negative"):
+            build(profile)
+        return
+    back = tachyon_format.read(build(profile))  # what was read can be written, and read back
+    assert stack_totals(back, _own_weights(back)) == stack_totals(profile,
+                                                                   _own_weights(profile))
+
+
+def _own_weights(profile):
+    """Each sample's weight in its own speedscope profile's unit (the column it was read
+    into: zeros elsewhere, so the row sum)."""
+    return profile.samples.values.sum(axis=1)
+
+
+def test_profiles_in_different_units_keep_their_weights_and_units():
+    doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
+           "shared": {"frames": [{"name": "a"}, {"name": "b"}]},
+           "profiles": [{"type": "sampled", "name": "p", "unit": "none", "startValue": 0,
+                         "endValue": 3, "samples": [[0, 1], [0]], "weights": [1, 2]},
+                        {"type": "sampled", "name": "m", "unit": "bytes", "startValue": 0,
+                         "endValue": 9, "samples": [[1]], "weights": [9]},
+                        {"type": "evented", "name": "q", "unit": "seconds", "startValue": 0,
+                         "endValue": 1, "events": [{"type": "O", "frame": 0, "at": 0},
+                                                   {"type": "C", "frame": 0, "at": 1}]}]}
+    profile = tachyon_format.read(json.dumps(doc).encode())
+    assert [t.type for t in profile.meta.sample_types] == ["samples", "space", "time"]
+    written = json.loads(build(profile))
+    assert [p["unit"] for p in written["profiles"]] == ["none", "bytes", "seconds"]
+    assert [p["weights"] for p in written["profiles"]] == [[1, 2], [9], [1]]
+    back = tachyon_format.read(build(profile))
+    assert stack_totals(back, _own_weights(back)) == stack_totals(profile,
+                                                                   _own_weights(profile))

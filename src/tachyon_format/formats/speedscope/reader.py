@@ -140,7 +140,10 @@ def _strings(shared: ff.SharedFrames):
                            len(shared))
     filename = np.fromiter((rows.setdefault(f, len(rows)) for f in shared.files), np.uint32,
                            len(shared))
-    return Strings.from_texts(rows), filename, funcname
+    # a JSON string may hold a lone surrogate (\ud800): kept as its UTF-8-style bytes, shown
+    # replaced, as the model shows any invalid UTF-8
+    return Strings.from_raw(t.encode("utf-8", "surrogatepass") for t in rows), filename, \
+        funcname
 
 
 def _columns(cols: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:

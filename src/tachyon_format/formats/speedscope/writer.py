@@ -21,6 +21,7 @@ same are written once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import BinaryIO, Literal
@@ -169,10 +170,34 @@ def _unit(profile: Profile, sample_type: str | None) -> str:
     return unit if unit in UNITS else "none"
 
 
+TYPE_OF_UNIT = {"none": "samples", "bytes": "space"}
+"""The sample type a speedscope profile's weights were read into (times: ``time``)."""
+
+
+def _weights(profile: Profile, sample_type: str | None, facts: SpeedscopeFacts | None):
+    """Per sample its weight, and per thread row the unit: the chosen sample type's; but
+    for a profile read from a speedscope file whose profiles had different units (one
+    ``values`` column each, zeros elsewhere), by default each thread's own column."""
+    meta, values = profile.meta, profile.samples.values
+    index = meta.sample_type_index(sample_type)
+    default_unit = _unit(profile, sample_type)
+    units = {}
+    if sample_type is not None or facts is None or values is None or \
+            len(meta.sample_types) < 2 or len(facts.profiles) != len(profile.threads):
+        return profile.weights(sample_type), units, default_unit
+    column = np.full(len(facts.profiles), index, np.int64)
+    for k, p in enumerate(facts.profiles):
+        with contextlib.suppress(KeyError):
+            column[k] = meta.sample_type_index(TYPE_OF_UNIT.get(p.unit, "time"))
+            units[k] = _unit(profile, TYPE_OF_UNIT.get(p.unit, "time"))
+    thread = profile.samples.thread
+    chosen = np.where(thread >= 0, column[np.maximum(thread, 0)], index)
+    return values[np.arange(thread.size), chosen], units, default_unit
+
+
 def _sampled(profile, frame_index, names, sample_type, aggregate, facts) -> list[str]:
     samples = profile.samples
-    weights = profile.weights(sample_type)
-    unit = _unit(profile, sample_type)
+    weights, units, default_unit = _weights(profile, sample_type, facts)
     if aggregate is None:  # order matters with a clock, and in a file read from speedscope
         aggregate = samples.timestamp_us is None and facts is None
     if weights.size and int(np.min(weights)) < 0:
@@ -199,7 +224,8 @@ def _sampled(profile, frame_index, names, sample_type, aggregate, facts) -> list
         body = ('"samples":[' + ",".join(rendered[inverse.reshape(-1)[mine]].tolist())
                 + '],"weights":[' + ",".join(map(str, w.tolist())) + "]")
         name = names[row] if row >= 0 else NO_THREAD
-        out.append(_profile_json("sampled", name, unit, int(w.sum()), body))
+        out.append(_profile_json("sampled", name, units.get(row, default_unit), int(w.sum()),
+                                 body))
     return out
 
 
