@@ -1,9 +1,12 @@
 """A speedscope file as checked JSON: the document, the shared frames, numbers as arrays.
 
 speedscope's format is JSON described by a JSON Schema
-(https://www.speedscope.app/file-format-schema.json, speedscope's
-``src/lib/file-format-spec.ts``): ``{"$schema", "shared": {"frames": [{"name", "file"?,
-"line"?, "col"?}]}, "profiles": [...], "name"?, "activeProfileIndex"?, "exporter"?}``; a
+(https://www.speedscope.app/file-format-schema.json), generated from
+``src/lib/file-format-spec.ts`` in jlfwong/speedscope (followed at commit
+3613918de0dd55a263d0d04f85b0c8c2039c7bee; the tests run the npm release 1.25.0); the
+reference reader and writer are ``src/lib/file-format.ts`` there. A file is
+``{"$schema", "shared": {"frames": [{"name", "file"?, "line"?, "col"?}]}, "profiles": [...],
+"name"?, "activeProfileIndex"?, "exporter"?}``; a
 profile is ``sampled`` (``samples``: stacks of frame indices, outermost first, ``weights``)
 or ``evented`` (``events``: ``{"type": "O"|"C", "frame", "at"}``), with a ``unit``,
 ``startValue`` and ``endValue``.
