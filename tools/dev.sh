@@ -42,21 +42,36 @@ reference_env() {
 
 # The real tools that read or make the other formats, as test oracles: Go's pprof (reads
 # pprof and gperftools files), gperftools' libprofiler (makes real CPU profiles), a C
-# compiler for its fixture program and Valgrind's callgrind_annotate (reads callgrind files). Tests that need one skip, with the reason, without it.
+# compiler for its fixture program and Valgrind's callgrind_annotate (reads callgrind
+# files); speedscope and pprof-format from npm (installed under
+# ~/.cache/tachyon-format/npm, not into the repository). Tests that need one skip, with the
+# reason, without it.
+npm_tools() {
+    local prefix=${TACHYON_NPM_PREFIX:-$HOME/.cache/tachyon-format/npm}
+    command -v npm >/dev/null || { echo "warning: no npm; the speedscope tests will skip" >&2; return 0; }
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --no-audit --no-fund --silent \
+        speedscope@1.25.0 pprof-format@2.3.2 >&2 \
+        || echo "warning: could not install npm speedscope/pprof-format; their tests will skip" >&2
+}
+
 peer_tools() {
     local missing=()
     command -v go >/dev/null || missing+=(golang-go)
     /sbin/ldconfig -p | grep -q 'libprofiler\.so ' || missing+=(google-perftools libgoogle-perftools-dev)
     command -v gcc >/dev/null || missing+=(gcc)
     command -v callgrind_annotate >/dev/null || missing+=(valgrind)
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "warning: not root, cannot install ${missing[*]}; tests that need them will skip" >&2
-        return 0
+    command -v npm >/dev/null || missing+=(nodejs npm)
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" -ne 0 ]; then
+            echo "warning: not root, cannot install ${missing[*]}; tests that need them will skip" >&2
+        else
+            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                --no-install-recommends "${missing[@]}"; } >&2 \
+                || echo "warning: could not install ${missing[*]}; tests that need them will skip" >&2
+        fi
     fi
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}"; } >&2 \
-        || echo "warning: could not install ${missing[*]}; tests that need them will skip" >&2
+    npm_tools
 }
 
 case "${1:-}" in

@@ -85,6 +85,11 @@ FORMATS: dict[str, Format] = {
                (".pstats",), "tachyon_format.formats.pstats",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
                 "validate": "reader:validate", "info": "reader:info"}),
+        Format("speedscope", "speedscope JSON (https://www.speedscope.app): sampled and "
+               "evented profiles, one per thread", (".speedscope.json",),
+               "tachyon_format.formats.speedscope",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "reader:validate", "info": "reader:info"}),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",

@@ -1,0 +1,220 @@
+"""Read a speedscope JSON file into a :class:`~tachyon_format.model.Profile`.
+
+Pipeline:
+
+1. the JSON parsed and the document checked (``file.document``): ``$schema``, the shared
+   frames (one model frame row per shared frame, in order), the list of profiles;
+2. per speedscope profile, one thread row (``Thread N`` / ``Thread N (interpreter I)``, the
+   names this package writes, give back their ids; other names number the threads 0, 1, ...):
+   a ``sampled`` profile's stacks as CSR (``file.ragged_indices``) with its weights; an
+   ``evented`` profile's open/close events replayed (``events.scan_events``) into intervals,
+   one sample per interval with its length as the weight;
+3. every stack into one prefix tree (``Stacks.from_csr``), weights into ``values`` with one
+   column per kind of unit (see :func:`_value_columns`), timestamps when every profile is
+   evented in a unit of time.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.errors import FormatError
+from tachyon_format.model import (
+    SAMPLES_COUNT,
+    Frames,
+    Meta,
+    Profile,
+    Samples,
+    Stacks,
+    Strings,
+    Threads,
+    ValueType,
+)
+
+from . import file as ff
+from .events import scan_events
+from .facts import EXTRAS_KEY, ProfileFacts, SpeedscopeFacts
+
+THREAD_NAME = re.compile(r"Thread (\d+)(?: \(interpreter (\d+)\))?")
+"""A profile name as the writer makes it: the thread id, and the interpreter when not 0."""
+VALUE_TYPE_OF_UNIT = {"none": SAMPLES_COUNT, "bytes": ValueType("space", "bytes")}
+"""The model's sample type for a speedscope unit that is not a time (times: ``time``)."""
+
+
+def read(source: ff.Source) -> Profile:
+    """The profile in *source* (a path, bytes or a binary file object). Raises
+    :class:`~tachyon_format.FormatError` for malformed input."""
+    return parse(ff.load(source))
+
+
+def validate(source: ff.Source) -> list[str]:
+    """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad
+    input."""
+    try:
+        read(source)
+    except FormatError as exc:
+        return [str(exc)]
+    except OSError as exc:
+        return [f"cannot read: {exc}"]
+    except Exception as exc:  # a reader bug must not break the never-raises contract
+        return [f"internal error while reading: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def info(source: ff.Source) -> dict:
+    """The file's name, exporter and its profiles (name, type, unit, value range)."""
+    return read(source).extras[EXTRAS_KEY].info
+
+
+def parse(data: bytes) -> Profile:
+    """:func:`read` for the file's bytes."""
+    doc, shared, entries = ff.document(ff.parse_json(data))
+    pieces: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []  # CSR, root first
+    weights: list[np.ndarray] = []
+    starts: list[np.ndarray | None] = []
+    facts: list[ProfileFacts] = []
+    for k, entry in enumerate(entries):
+        where = f"profiles[{k}]"
+        if not isinstance(entry, dict):
+            raise ff.fail(where, "a profile is an object")
+        kind = ff.field(entry, "type", where, str)
+        unit = ff.field(entry, "unit", where, str)
+        if unit not in ff.UNITS:
+            raise ff.fail(f"{where}.unit", f"not one of {', '.join(ff.UNITS)}: {unit!r}")
+        name = entry.get("name", "")
+        if not isinstance(name, str):
+            raise ff.fail(f"{where}.name", "not a string")
+        start = ff.field(entry, "startValue", where, (int, float))
+        end = ff.field(entry, "endValue", where, (int, float))
+        if kind == "sampled":
+            offsets, frames = ff.ragged_indices(entry.get("samples"), f"{where}.samples",
+                                                len(shared))
+            w = ff.numbers(entry.get("weights"), f"{where}.weights")
+            if w.size != offsets.size - 1:
+                raise ff.fail(f"{where}.weights", f"{w.size} weights for "
+                              f"{offsets.size - 1} samples")
+            pieces.append((offsets, frames))
+            starts.append(None)
+        elif kind == "evented":
+            intervals = scan_events(entry.get("events"), f"{where}.events", len(shared))
+            offsets, innermost = intervals.stacks().to_csr(np.array(intervals.node, np.int64))
+            pieces.append((offsets, _reverse_segments(offsets, innermost)))
+            at = np.array(intervals.start)
+            w = np.array(intervals.end) - at if at.size else np.zeros(0, np.int64)
+            starts.append(at if at.size else np.zeros(0, np.int64))
+        else:
+            raise ff.fail(f"{where}.type", f"not 'sampled' or 'evented': {kind!r}")
+        weights.append(w)
+        facts.append(ProfileFacts(name, kind, unit, start, end, k))
+    return _profile(doc, shared, pieces, weights, starts, facts)
+
+
+def _profile(doc, shared, pieces, weights, starts, facts) -> Profile:
+    strings, filename, funcname = _strings(shared)
+    frames = Frames(filename=filename, funcname=funcname, lineno=shared.lines,
+                    end_lineno=shared.lines.copy(), column=_columns(shared.cols),
+                    end_column=_columns(shared.cols), opcode=np.full(len(shared), -1, np.int16))
+    lengths = [p[0].size - 1 for p in pieces]
+    offsets = np.zeros(sum(lengths) + 1, np.int64)
+    np.cumsum(np.concatenate([np.diff(p[0]) for p in pieces] or [np.zeros(0, np.int64)]),
+              out=offsets[1:])
+    flat = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
+    stacks, stack_ids = Stacks.from_csr(offsets, flat, innermost_first=False)
+    thread = np.repeat(np.arange(len(pieces), dtype=np.int32), lengths)
+    sample_types, values = _value_columns(facts, weights)
+    samples = Samples(stack=stack_ids.astype(np.int32), thread=thread, values=values,
+                      timestamp_us=_timestamps(facts, starts))
+    meta = Meta(sample_types=sample_types)
+    extras = {EXTRAS_KEY: SpeedscopeFacts(doc.get("name"), doc.get("exporter"),
+                                          doc.get("activeProfileIndex"), tuple(facts))}
+    return Profile(strings=strings, frames=frames, stacks=stacks, threads=_threads(facts),
+                   samples=samples, meta=meta, extras=extras)
+
+
+def _strings(shared: ff.SharedFrames):
+    rows: dict[str, int] = {"": 0}
+    funcname = np.fromiter((rows.setdefault(n, len(rows)) for n in shared.names), np.uint32,
+                           len(shared))
+    filename = np.fromiter((rows.setdefault(f, len(rows)) for f in shared.files), np.uint32,
+                           len(shared))
+    # a JSON string may hold a lone surrogate (\ud800): kept as its UTF-8-style bytes, shown
+    # replaced, as the model shows any invalid UTF-8
+    return Strings.from_raw(t.encode("utf-8", "surrogatepass") for t in rows), filename, \
+        funcname
+
+
+def _columns(cols: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """speedscope's ``col`` counts from 1 (as editors show it), the model's from 0."""
+    return np.where(cols > 0, cols - 1, -1).astype(np.int32)
+
+
+def _reverse_segments(offsets: npt.NDArray[np.int64], flat: np.ndarray) -> np.ndarray:
+    """Each segment ``flat[offsets[i]:offsets[i + 1]]`` reversed in place of itself."""
+    lengths = np.diff(offsets)
+    position = np.arange(flat.size) - np.repeat(offsets[:-1], lengths)
+    return flat[np.repeat(offsets[1:] - 1, lengths) - position]
+
+
+def _threads(facts: list[ProfileFacts]) -> Threads:
+    """Thread ids from the names this package writes, else the profiles' positions."""
+    matches = [THREAD_NAME.fullmatch(p.name) for p in facts]
+    pairs = [(int(m[2] or 0), int(m[1])) if m else None for m in matches]
+    if None in pairs or len(set(pairs)) != len(pairs) or \
+            any(i >= 2**32 or t >= 2**64 for i, t in pairs):  # type: ignore[misc]
+        pairs = [(0, k) for k in range(len(facts))]
+    return Threads(np.array([i for i, _ in pairs], np.uint32),
+                   np.array([t for _, t in pairs], np.uint64))
+
+
+def _value_columns(facts: list[ProfileFacts], weights: list[np.ndarray]):
+    """One ``values`` column per kind of unit, in order of first appearance: ``none`` as
+    ``samples/count``, ``bytes`` as ``space/bytes``, every unit of time as one ``time``
+    column (in the file's unit when all the profiles in time share it and their weights are
+    whole numbers, else in nanoseconds, rounded). Rows of a profile in another unit hold 0
+    there. Fractional weights in ``none`` or ``bytes`` have no whole-number form and are
+    refused (:class:`FormatError`), never rounded."""
+    timed = {p.unit for p in facts if p.unit in ff.NS_PER_UNIT}
+    whole = all(w.dtype.kind == "i" or bool(np.all(np.mod(w, 1) == 0))
+                for p, w in zip(facts, weights, strict=True) if p.unit in timed)
+    time_unit = next(iter(timed)) if len(timed) == 1 and whole else "nanoseconds"
+    types: list[ValueType] = []
+    columns: list[int] = []
+    for p in facts:
+        kind = ValueType("time", time_unit) if p.unit in timed else VALUE_TYPE_OF_UNIT[p.unit]
+        if kind not in types:
+            types.append(kind)
+        columns.append(types.index(kind))
+    values = np.zeros((sum(w.size for w in weights), len(types) or 1), np.int64)
+    row = 0
+    for p, w, column in zip(facts, weights, columns, strict=True):
+        where = f"profiles[{p.thread}].{'weights' if p.type == 'sampled' else 'events'}"
+        if p.unit in timed:
+            w = w * (ff.NS_PER_UNIT[p.unit] / ff.NS_PER_UNIT[time_unit]) \
+                if p.unit != time_unit else w
+        if w.dtype.kind == "f":
+            if not np.all(np.mod(w, 1) == 0) and p.unit not in timed:
+                raise ff.fail(where, f"fractional weights in unit {p.unit!r} (the model's "
+                              "values are whole numbers)")
+            w = np.rint(w)
+            if w.size and np.abs(w).max() >= 2.0**63:
+                raise ff.fail(where, "a weight does not fit 64 bits")
+        values[row:row + w.size, column] = w.astype(np.int64)
+        row += w.size
+    return tuple(types) or (SAMPLES_COUNT,), values
+
+
+def _timestamps(facts: list[ProfileFacts], starts: list[np.ndarray | None]):
+    """Microseconds of each interval's start, when every profile is evented in a unit of
+    time and no time is negative; else None."""
+    if not facts or any(s is None or p.unit not in ff.NS_PER_UNIT
+                        for p, s in zip(facts, starts, strict=True)):
+        return None
+    us = [np.rint(s * (ff.NS_PER_UNIT[p.unit] / 1000)) for p, s in zip(facts, starts,
+                                                                       strict=True)]
+    joined = np.concatenate(us) if us else np.zeros(0)
+    if joined.size and (joined.min() < 0 or joined.max() >= 2.0**64):
+        return None
+    return joined.astype(np.uint64)
