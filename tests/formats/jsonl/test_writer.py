@@ -39,6 +39,7 @@ def test_golden_files_as_cpython_writes_them(path, tmp_path):
 
 
 @pytest.mark.reference
+@pytest.mark.slow
 @requires_reference
 @settings(max_examples=4, **ORACLE_SETTINGS)
 @given(st.lists(workloads(), min_size=4, max_size=6))

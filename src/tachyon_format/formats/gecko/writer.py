@@ -39,7 +39,8 @@ from tachyon_format.model import Profile
 from ..jsonl.collector_view import visible_stacks
 from .markers import thread_markers, track_states
 from .tables import FrameRows, ThreadTables
-from .timeline import interval_ms, relative_ms
+from ..tachyon.settings import REPLAY_BATCH_MAX
+from .timeline import call_starts, interval_ms, relative_ms
 
 GECKO_FORMAT_VERSION = 32
 GECKO_PREPROCESSED_VERSION = 57
@@ -134,7 +135,8 @@ def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | st
             strings.append(text)
     pid_text = str(os.getpid() if pid is None else pid)
     return {
-        "meta": _meta(profile, interval_ms(times), start_time_ms, machine, system, cpu_count),
+        "meta": _meta(profile, interval_ms(times, _replay_calls(profile, status)),
+                      start_time_ms, machine, system, cpu_count),
         "libs": [],
         "threads": [_thread(tid, main, tables, markers, sample_stacks, sample_times, index,
                             pid_text)
@@ -143,6 +145,16 @@ def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | st
         "shared": {"stringArray": strings,
                    "sources": {"length": 0, "uuid": [], "filename": []}},
     }
+
+
+def _replay_calls(profile: Profile, status: np.ndarray) -> np.ndarray | None:
+    """The first sample of each of replay's ``collect`` calls, for a profile read from a
+    Tachyon file (its record table is in the extras); None (a call per sample) otherwise."""
+    records = getattr(profile.extras.get("tachyon"), "records", None)
+    if records is None or (records.first_sample.size and
+                           int(records.first_sample[-1]) > len(profile.samples)):
+        return None
+    return call_starts(records.first_sample, status, REPLAY_BATCH_MAX)
 
 
 def _gc_samples(profile: Profile, stacks, stack_ids: np.ndarray) -> np.ndarray:
