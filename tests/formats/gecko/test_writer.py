@@ -10,6 +10,7 @@ are: both sides describe the machine the test runs on.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tachyon_format
-from tachyon_format.formats.gecko.writer import build
+from tachyon_format.formats.gecko.writer import build, write
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.cpython_replay import replay_cli, replay_many
 from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
@@ -39,8 +40,14 @@ def as_cpython_ran(profile, expected: dict) -> dict:
 @requires_reference
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
 def test_golden_files_as_cpython_writes_them(path, tmp_path):
-    expected = json.loads(replay_cli("gecko", path, tmp_path / "cpython.json").read_bytes())
-    assert as_cpython_ran(tachyon_format.read(path), expected) == expected
+    raw = replay_cli("gecko", path, tmp_path / "cpython.json").read_bytes()
+    expected = json.loads(raw)
+    profile = tachyon_format.read(path)
+    assert as_cpython_ran(profile, expected) == expected
+    out = io.BytesIO()  # and byte for byte: same key order, same separators
+    write(profile, out, pid=expected["threads"][0]["pid"] if expected["threads"] else None,
+          start_time_ms=expected["meta"]["startTime"])
+    assert out.getvalue() == raw
 
 
 @pytest.mark.reference
