@@ -3,6 +3,7 @@ field where there is one); ``validate`` never raises."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -50,10 +51,8 @@ def test_any_truncation_is_a_format_error(cut):
 @given(st.integers(0, len(DATA) - 1), st.binary(min_size=1, max_size=3))
 def test_corruption_raises_only_format_errors(at, junk):
     data = DATA[:at] + junk + DATA[at + len(junk):]
-    try:
+    with contextlib.suppress(FormatError):  # anything else fails the test
         parse(data)
-    except FormatError:
-        pass
     assert isinstance(tachyon_format.validate(data, format="jsonl"), list)
 
 

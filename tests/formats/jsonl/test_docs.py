@@ -8,7 +8,6 @@ import re
 import shutil
 from pathlib import Path
 
-import tachyon_format
 from tachyon_format.formats.jsonl import writer
 from tests.helpers.paths import DATA_DIR, REPO
 

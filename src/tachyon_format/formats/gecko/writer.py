@@ -37,9 +37,9 @@ import numpy as np
 from tachyon_format.model import Profile
 
 from ..jsonl.collector_view import visible_stacks
+from ..tachyon.settings import REPLAY_BATCH_MAX
 from .markers import thread_markers, track_states
 from .tables import FrameRows, ThreadTables
-from ..tachyon.settings import REPLAY_BATCH_MAX
 from .timeline import call_starts, interval_ms, relative_ms
 
 GECKO_FORMAT_VERSION = 32

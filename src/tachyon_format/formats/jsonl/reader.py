@@ -31,7 +31,6 @@ from tachyon_format.model import (
 from .facts import EXTRAS_KEY, JsonlFacts
 from .records import Parsed, parse_records
 
-
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
 
