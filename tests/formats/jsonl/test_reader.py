@@ -9,12 +9,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import tachyon_format
 from tachyon_format.formats.jsonl.facts import JsonlFacts
 from tachyon_format.formats.jsonl.writer import dumps
 from tests.helpers.cpython_replay import replay_cli
 from tests.helpers.golden import reference_text
+from tests.helpers.made_up_profiles import profiles
 from tests.helpers.paths import DATA_DIR
 from tests.helpers.reference import requires_reference
 
@@ -125,3 +127,33 @@ def test_a_location_free_frame_reads_as_no_location():
     names = [profile.strings[i] for i in f.funcname]
     native = names.index("<native>")
     assert f.lineno[native] == -1 and f.column[native] == -1
+
+
+def scalar_counts(profile) -> dict:
+    """The collector modelled one sample at a time, from the profile's stacks."""
+    s, f = profile.strings, profile.frames
+    tuples = profile.stacks.tuples()
+    self_counts: Counter = Counter()
+    cumulative: Counter = Counter()
+    for stack in profile.samples.stack.tolist():
+        keys = []
+        for i in tuples[stack]:
+            if s[f.filename[i]].endswith(INTERNAL):
+                continue
+            located = f.lineno[i] != -1
+            position = [int(v) if located else None for v in (
+                f.lineno[i], f.end_lineno[i], f.column[i], f.end_column[i])]
+            keys.append(frame_key([s[f.filename[i]], s[f.funcname[i]], *position, None]))
+        if keys:
+            self_counts[keys[0]] += 1
+            cumulative.update(set(keys))
+    return {k: (self_counts[k], cumulative[k]) for k in cumulative}
+
+
+@settings(max_examples=60)
+@given(profiles())
+def test_made_up_profiles_write_read_and_write_again(profile):
+    data = dumps(profile)
+    back = tachyon_format.read(data)
+    assert read_counts(back) == scalar_counts(profile)
+    assert dumps(back) == data
