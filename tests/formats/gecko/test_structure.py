@@ -9,6 +9,7 @@ string indexes are inside ``shared.stringArray``; categories inside ``meta.categ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import posixpath
 
@@ -113,3 +114,16 @@ def test_made_up_profiles(profile):
         changes = int(np.count_nonzero(gil[1:] != gil[:-1]))
         names = [gecko["shared"]["stringArray"][i] for i in thread["markers"]["name"]]
         assert names.count("Has GIL") + names.count("No GIL") == changes + 1
+
+
+@settings(max_examples=30)
+@given(profiles())
+def test_without_status_bits_only_gc_markers(profile):
+    """A profile without statuses gets no GIL/CPU/exception markers: nothing is invented."""
+    samples = dataclasses.replace(profile.samples, status=None)
+    gecko = json.loads(json.dumps(build(dataclasses.replace(profile, samples=samples))))
+    check_structure(gecko)
+    strings = gecko["shared"]["stringArray"]
+    for thread in gecko["threads"]:
+        assert {strings[i] for i in thread["markers"]["name"]} <= {"GC Collecting"}
+        assert not thread["isMainThread"]

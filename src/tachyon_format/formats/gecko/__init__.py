@@ -10,13 +10,9 @@ from __future__ import annotations
 
 def sniff(head: bytes) -> bool:
     """Is *head* (the first bytes of a file) the start of a Gecko profile? A ``.json`` name
-    says nothing, so the content decides: a JSON object whose first key is ``meta``, holding
-    the Gecko meta fields (``interval``, ``startTime``), as the Firefox Profiler and CPython
-    write it; the ``threads`` key comes after the meta object, often past *head*."""
-    start = head.lstrip()
-    if not start.startswith(b"{"):
+    says nothing, so the content decides: a JSON object with a ``meta`` object holding the
+    Gecko meta fields ``interval`` and ``startTime``. CPython and Firefox write ``meta``
+    first; ``threads`` comes after it, often past *head*."""
+    if not head.lstrip().startswith(b"{"):
         return False
-    first_key = start[1:].lstrip()
-    return (first_key.startswith(b'"meta"') and b'"interval"' in head
-            and b'"startTime"' in head) or (
-        first_key.startswith(b'"threads"') or b'"threads":' in head) and b'"meta"' in head
+    return all(key in head for key in (b'"meta"', b'"interval"', b'"startTime"'))

@@ -67,11 +67,13 @@ class Markers:
 
 
 def thread_markers(rows: npt.NDArray[np.int64], times: npt.NDArray[np.float64],
-                   states: list, last_time: float, num_samples: int) -> Markers:
+                   states: list, last_time: float, num_samples: int,
+                   tracks: tuple[Track, ...] = TRACKS) -> Markers:
     """The markers of one thread whose samples are the global sample indices *rows* (with
-    *times*), each track's state per sample in *states*; open runs close at *last_time*."""
+    *times*), the state of each of *tracks* per sample in *states*; open runs close at
+    *last_time*."""
     parts = []
-    for track, state in zip(TRACKS, states, strict=True):
+    for track, state in zip(tracks, states, strict=True):
         starts = np.flatnonzero(np.r_[True, state[1:] != state[:-1]])
         values = state[starts]
         ends = np.r_[starts[1:], -1]

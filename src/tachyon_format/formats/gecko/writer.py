@@ -38,7 +38,7 @@ from tachyon_format.model import Profile
 
 from ..jsonl.collector_view import visible_stacks
 from ..tachyon.settings import REPLAY_BATCH_MAX
-from .markers import thread_markers, track_states
+from .markers import TRACKS, thread_markers, track_states
 from .tables import FrameRows, ThreadTables
 from .timeline import call_starts, interval_ms, relative_ms
 
@@ -93,39 +93,30 @@ def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | st
     status = (samples.status if samples.status is not None else np.zeros(n, np.uint8))
     stacks, stack_ids = visible_stacks(profile)
     in_gc = _gc_samples(profile, stacks, stack_ids)
-    tids = profile.threads.thread_id.astype(np.uint64)[samples.thread.astype(np.int64)] \
-        if n else np.zeros(0, np.uint64)
+    tids = profile.threads.thread_id.astype(np.uint64)[samples.thread.astype(np.int64)]
 
     events: list[tuple] = []  # (sample, phase, order, text): when a string is first needed
     rows = FrameRows(
         filename=[profile.strings[i] for i in profile.frames.filename.tolist()],
         funcname=[profile.strings[i] for i in profile.frames.funcname.tolist()],
         lineno=profile.frames.lineno.tolist(), column=profile.frames.column.tolist())
-    frame_l, parent_l = stacks.frame.tolist(), stacks.parent.tolist()
+    tree = (stacks.frame.tolist(), stacks.parent.tolist())
     threads = []
-    distinct_tids, first = np.unique(tids, return_index=True)
-    for tid_index in np.argsort(first, kind="stable").tolist():
-        tid = int(distinct_tids[tid_index])
-        mine = np.flatnonzero(tids == distinct_tids[tid_index])
-        markers = thread_markers(mine, times[mine], track_states(status[mine], in_gc[mine]),
-                                 last_time, n)
-        for k, name in enumerate(markers.name):
-            events.append((int(markers.emitted[k]), 0, int(markers.order[k]), name))
-        tables = ThreadTables(rows)
-
-        def intern(text: str, sample: int) -> None:
-            events.append((sample, 1, len(events), text))
-
-        shown = mine[stack_ids[mine] >= 0]
-        distinct, first_sample = np.unique(stack_ids[shown], return_index=True)
-        order = np.argsort(first_sample, kind="stable")
-        index_of = np.zeros(distinct.size, np.int64)
-        for k in order.tolist():
-            index_of[k] = tables.add_stack(int(distinct[k]), frame_l, parent_l, intern,
-                                           int(shown[first_sample[k]]))
-        sample_stacks = index_of[np.searchsorted(distinct, stack_ids[shown])]
-        threads.append((tid, bool(int(status[mine[0]]) & MAIN_THREAD), tables, markers,
-                        sample_stacks, times[shown]))
+    distinct_tids, first, which = np.unique(tids, return_index=True, return_inverse=True)
+    by_thread = np.argsort(which.reshape(-1), kind="stable")  # rows of each thread, in order
+    bounds = np.r_[0, np.cumsum(np.bincount(which.reshape(-1), minlength=distinct_tids.size))]
+    for t in np.argsort(first, kind="stable").tolist():
+        mine = by_thread[bounds[t]:bounds[t + 1]]
+        if samples.status is None:  # no status bits: only the GC markers
+            states, tracks = [in_gc[mine].astype(np.int8)], (TRACKS[-1],)
+        else:
+            states, tracks = track_states(status[mine], in_gc[mine]), TRACKS
+        markers = thread_markers(mine, times[mine], states, last_time, n, tracks)
+        events += [(int(e), 0, int(o), name) for e, o, name in zip(
+            markers.emitted.tolist(), markers.order.tolist(), markers.name, strict=True)]
+        tables, sample_stacks, shown = _thread_tables(rows, tree, mine, stack_ids, events)
+        threads.append((int(distinct_tids[t]), bool(int(status[mine[0]]) & MAIN_THREAD),
+                        tables, markers, sample_stacks, times[shown]))
 
     strings = ["(root)"]
     index = {"(root)": 0}
@@ -145,6 +136,25 @@ def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | st
         "shared": {"stringArray": strings,
                    "sources": {"length": 0, "uuid": [], "filename": []}},
     }
+
+
+def _thread_tables(rows: FrameRows, tree: tuple[list[int], list[int]], mine: np.ndarray,
+                   stack_ids: np.ndarray, events: list[tuple]):
+    """One thread's tables, from its distinct stacks in order of first sample; its samples'
+    stack-table indexes, and the rows of the samples that have a stack. New strings are
+    added to *events* with the sample that first needs them."""
+    tables = ThreadTables(rows)
+
+    def intern(text: str, sample: int) -> None:
+        events.append((sample, 1, len(events), text))
+
+    shown = mine[stack_ids[mine] >= 0]
+    distinct, first_sample = np.unique(stack_ids[shown], return_index=True)
+    index_of = np.zeros(distinct.size, np.int64)
+    for k in np.argsort(first_sample, kind="stable").tolist():
+        index_of[k] = tables.add_stack(int(distinct[k]), *tree, intern,
+                                       int(shown[first_sample[k]]))
+    return tables, index_of[np.searchsorted(distinct, stack_ids[shown])], shown
 
 
 def _replay_calls(profile: Profile, status: np.ndarray) -> np.ndarray | None:
