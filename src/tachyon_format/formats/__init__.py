@@ -90,6 +90,14 @@ FORMATS: dict[str, Format] = {
                "tachyon_format.formats.speedscope",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
                 "validate": "reader:validate", "info": "reader:info"}),
+        Format("gecko", "Firefox Profiler's Gecko profile JSON, as CPython's replay --gecko "
+               "writes it (write only)", (".gecko.json",), "tachyon_format.formats.gecko",
+               {"sniff": "sniff", "write": "writer:write"}, timeline=True),
+        Format("jsonl", "CPython's JSON Lines export (profiling.sampling replay --jsonl): "
+               "frame table with per-frame self and cumulative counts", (".jsonl",),
+               "tachyon_format.formats.jsonl",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "reader:validate", "info": "reader:info"}),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
