@@ -183,6 +183,16 @@ class Profile:
             return np.broadcast_to(np.int64(1), (len(self.samples),))
         return values[:, self.meta.sample_type_index(sample_type)]
 
+    def sample_counts(self) -> npt.NDArray[np.int64]:
+        """Per row: how many samples it stands for — the values of a ``samples`` sample type
+        where the profile has one (pprof and gperftools carry a count beside a time), else
+        :meth:`weights`. What outputs that count samples (collapsed stacks, pstats, CPython's
+        JSONL) write."""
+        if self.samples.values is not None and any(
+                v.type == "samples" for v in self.meta.sample_types):
+            return self.weights("samples")
+        return self.weights()
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the columns and the string table."""

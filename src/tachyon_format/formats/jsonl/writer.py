@@ -102,7 +102,7 @@ def _stack_counts(profile: Profile) -> tuple[npt.NDArray[np.int64], np.ndarray, 
     """Steps 1-4: the JSONL frames as frame rows (one representative each, in id order),
     and their ``self`` and ``cumulative`` counts."""
     stacks, stack_ids = visible_stacks(profile)
-    weights = np.asarray(profile.weights(), dtype=np.int64)
+    weights = np.asarray(profile.sample_counts(), dtype=np.int64)
     counted = np.flatnonzero((stack_ids >= 0) & (weights > 0))
     if counted.size == 0:
         empty = np.zeros(0, np.int64)
@@ -146,7 +146,8 @@ def _flat_counts(profile: Profile, facts: JsonlFacts | None):
     if (stack < 0).any() or (stack.size and (profile.stacks.parent[stack] != -1).any()):
         return None
     self_counts = np.zeros(n, np.int64)
-    np.add.at(self_counts, profile.stacks.frame[stack], np.asarray(profile.weights(), np.int64))
+    np.add.at(self_counts, profile.stacks.frame[stack],
+              np.asarray(profile.sample_counts(), np.int64))
     return np.arange(n, dtype=np.int64), self_counts, facts.cumulative.astype(np.int64)
 
 

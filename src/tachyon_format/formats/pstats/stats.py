@@ -57,10 +57,8 @@ def sample_weights(profile: Profile, sample_type: str | None = None) -> npt.NDAr
     """How many samples each row stands for: the values of *sample_type*; by default those of
     a ``samples`` type when the profile has one (pprof and gperftools profiles carry a count
     beside a time), else :meth:`Profile.weights`'s default."""
-    if sample_type is None and profile.samples.values is not None:
-        types = [v.type for v in profile.meta.sample_types]
-        if "samples" in types:
-            sample_type = "samples"
+    if sample_type is None:
+        return np.asarray(profile.sample_counts(), dtype=np.int64)
     return np.asarray(profile.weights(sample_type), dtype=np.int64)
 
 
