@@ -1,10 +1,11 @@
-"""CPython 3.15's ``replay`` conversions (``python -m profiling.sampling replay --jsonl`` /
-``--gecko``) as test oracles, run by the reference interpreter.
+"""CPython 3.15's ``python -m profiling.sampling replay`` as a test oracle, run by the
+reference interpreter.
 
-``replay_cli`` runs the command line itself, one file at a time; ``replay_many`` converts a
-batch of files in one subprocess through the same steps as the command line (its
-``_create_collector`` with the file's interval and mode, ``replay_samples``, ``export``),
-to keep hypothesis tests fast.
+``replay_outputs`` runs the real command line (``profiling.sampling.cli.main``) on many
+argument lists in one process and returns what each printed; ``replay_cli`` converts one
+file with it; ``replay_many`` converts a batch of files through the same steps as the
+command line (its ``_create_collector`` with the file's interval and mode,
+``replay_samples``, ``export``), to keep hypothesis tests fast.
 """
 
 from __future__ import annotations
@@ -17,10 +18,21 @@ from .reference import run_reference
 
 EXTENSIONS = {"jsonl": ".jsonl", "gecko": ".json"}
 
+# Runs under the reference interpreter: a JSON list of argument lists on stdin; prints, per
+# run, what the CLI printed to stdout (colours off: stdout is not a terminal, NO_COLOR set).
 _CLI = """
-import runpy, sys
-sys.argv = ["profiling.sampling", *sys.argv[1:]]
-runpy.run_module("profiling.sampling", run_name="__main__")
+import contextlib, io, json, os, sys
+os.environ["NO_COLOR"] = "1"
+os.environ.pop("FORCE_COLOR", None)
+from profiling.sampling.cli import main
+out = []
+for args in json.load(sys.stdin):
+    buffer = io.StringIO()
+    sys.argv = ["profiling.sampling", "replay", *args]
+    with contextlib.redirect_stdout(buffer):
+        main()
+    out.append(buffer.getvalue())
+print(json.dumps(out))
 """
 
 # Runs under the reference interpreter: [[format, input, output], ...] on stdin.
@@ -39,9 +51,24 @@ for fmt, source, target in json.load(sys.stdin):
 """
 
 
+def replay_outputs(runs: list[list[str | os.PathLike]]) -> list[str]:
+    """What each ``replay ARGS...`` printed, one reference process for all *runs*."""
+    payload = json.dumps([[os.fspath(a) for a in args] for args in runs])
+    return json.loads(run_reference(_CLI, input=payload).stdout)
+
+
+def report_of(printed: str) -> str:
+    """The report part of what ``replay --pstats`` printed without ``-o``: the stdout minus
+    the three "Replaying ..." lines, the progress-bar line (carriage returns, ended by one
+    newline) and the closing "Replayed N samples" line, which name the input path."""
+    lines = printed.split("\n")
+    assert lines[0].startswith("Replaying ") and lines[-2].startswith("Replayed "), printed
+    return "\n".join(lines[4:-2]) + "\n"
+
+
 def replay_cli(fmt: str, source: str | os.PathLike, target: str | os.PathLike) -> Path:
     """``python3.15 -m profiling.sampling replay --<fmt> -o target source``."""
-    run_reference(_CLI, "replay", f"--{fmt}", "-o", os.fspath(target), os.fspath(source))
+    replay_outputs([[f"--{fmt}", "-o", target, source]])
     return Path(target)
 
 
