@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 import tachyon_format
 from tachyon_format.formats.pstats.report import SORT_KEYS, report
 from tachyon_format.formats.pstats.writer import build
+from tests.helpers.cpython_replay import replay_outputs, report_of
 from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
 from tests.helpers.paths import DATA_DIR
 from tests.helpers.reference import requires_reference
-from tests.helpers.cpython_replay import replay_outputs, report_of
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
