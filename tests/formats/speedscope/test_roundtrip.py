@@ -201,7 +201,7 @@ def test_sniff_and_file_level_facts():
     path = _fixture("0.6.0/two-sampled.speedscope.json")
     assert tachyon_format.sniff(path) == "speedscope"
     assert tachyon_format.sniff(b'{"shared": {"frames": []}, "profiles": []}') == "speedscope"
-    assert tachyon_format.sniff(b'{"traceEvents": []}') is None
+    assert tachyon_format.sniff(b'{"traceEvents": []}') != "speedscope"  # a Chrome trace
     again = json.loads(build(tachyon_format.read(path)))
     original = json.loads(path.read_text())
     for key in ("name", "activeProfileIndex", "$schema"):
