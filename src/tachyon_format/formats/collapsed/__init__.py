@@ -10,33 +10,34 @@ from __future__ import annotations
 import re
 
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
-_LINE = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f]*\S[ \t]+\d+[ \t]*")
+_LINE = re.compile(r"\S(?:.*\S)?[ \t]+\d+[ \t]*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def sniff(head: bytes) -> bool:
     """Do the first bytes of a file look like collapsed stacks: text (UTF-8, or UTF-16 with a
     byte order mark) whose complete lines, comments (``#``, ``//``) and blank lines aside, each
-    end in a space and a count? With no complete line in *head*, text with a ``;`` counts."""
+    end in a space and a count (but for one in three at most)? With no complete line in *head*, text with a ``;`` counts."""
     from .text import decode_head
 
     text = decode_head(bytes(head))
-    if text is None or _CONTROL.search(text):
-        return False
+    if text is None or _CONTROL.search(text) or text.lstrip()[:1] in ("{", "["):
+        return False  # (not text, or JSON)
     lines = text.split("\n")
     complete = lines[:-1] if len(lines) > 1 else []
     if not text.endswith("\n") and len(head) < 4096 and lines[-1].strip():
         complete.append(lines[-1])  # the whole (short) file: its last line is complete too
-    seen = 0
+    seen = bad = 0
     for line in complete:
         line = line.rstrip("\r")
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", "//")):
             continue
         if _LINE.fullmatch(line) is None:
-            return False
-        seen += 1
-    if seen:
-        return True
+            bad += 1  # (speedscope skips such lines; reading names them)
+        else:
+            seen += 1
+    if seen or bad:
+        return seen > 2 * bad
     rest = lines[-1]
     return len(head) >= 4096 and ";" in rest and not complete
