@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.formats.collapsed.writer import collapsed_lines, dumps
-from tachyon_format.model import (Frames, Meta, Profile, Samples, Stacks, Strings, Threads,
-                                  ValueType)
+from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads, ValueType
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR, SHARED_FIXTURES

@@ -16,8 +16,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 def sniff(head: bytes) -> bool:
     """Do the first bytes of a file look like collapsed stacks: text (UTF-8, or UTF-16 with a
-    byte order mark) whose complete lines, comments (``#``, ``//``) and blank lines aside, each
-    end in a space and a count (but for one in three at most)? With no complete line in *head*, text with a ``;`` counts."""
+    byte order mark, not JSON) whose complete lines, comments (``#``, ``//``) and blank lines
+    aside, end in a space and a count (but for one in three at most)? With no complete line
+    in *head*, text with a ``;`` counts."""
     from .text import decode_head
 
     text = decode_head(bytes(head))

@@ -8,7 +8,8 @@ Dialects (``style``):
 * ``"py-spy"``: py-spy's ``function (file:line)``, the file as the profile has it.
 * ``"function"``: the function name alone (``flamegraph.pl``'s stackcollapse scripts).
 
-``lines=False`` leaves the line number out (``file.py:function``, ``function (file)``).
+``lines=False`` leaves the line number out (``file.py:function``, ``function (file)``); a
+frame of file ``~`` is then its name alone, whatever its line.
 A frame without a function name but with an address (native profiles) is named ``0x...``.
 A frame without a file is its name alone in ``"py-spy"``, and in ``"cpython"`` when it comes
 from a native profile (one with addresses): CPython itself writes ``:name:line`` for a Python
@@ -82,7 +83,7 @@ def frame_text(file: str, line: int, name: str, style: Style, lines: bool = True
                native: bool = False) -> str:
     """One frame as *style* writes it (*line* 0 for a frame without a location)."""
     if style == "cpython":
-        if (file == NO_FILE and line == 0) or (native and not file):
+        if (file == NO_FILE and (line == 0 or not lines)) or (native and not file):
             return name
         base = posixpath.basename(file)
         return f"{base}:{name}:{line}" if lines else f"{base}:{name}"
