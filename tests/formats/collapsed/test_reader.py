@@ -172,6 +172,9 @@ def test_round_trip_keeps_frames(profile):
     (b"a;b 1\na;b 99999999999999999999\n", "line 2"),
     (b"tid:18446744073709551616;a 1\n", "line 1 -> tid"),
     (b"x.py:f:1 1\ny.py:g:99999999999 2\n", "line 2 -> frame"),
+    ("a;b \u0661\n".encode(), "line 1"),              # a digit, but not an ASCII one
+    (b"a " + b"9" * 5000 + b"\n", "line 1"),           # past int()'s digit limit
+    (b" " * 200_000 + b"x 1\n" + b" " * 200_000 + b"x\n", "line 2"),  # no quadratic search
     (codecs.BOM_UTF16_LE + "a 1\n".encode("utf-16-le") + b"\x00\xdc", "text"),
 ])
 def test_bad_input_names_the_line(data, where):
@@ -197,3 +200,10 @@ def test_empty_and_comment_only_files():
     for data in (b"", b"\n\n", b"# nothing\n// here\n", codecs.BOM_UTF8):
         profile = read(data)
         assert len(profile.samples) == 0 and dumps(profile) == b""
+
+
+def test_long_frames_with_many_separators_read():
+    """Frame texts full of ':' and ' (' are parsed by partitions, in linear time."""
+    for data in (b"a (" * 50_000 + b"b:1) 1\n", b":" * 100_000 + b"1 2\n",
+                 b"x:" * 50_000 + b" 3\n"):
+        assert int(read(data).weights().sum()) == int(data.rsplit(b" ", 1)[1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
-_LINE = re.compile(r"\S(?:.*\S)?[ \t]+\d+[ \t]*")
+_COUNT = re.compile(r"[ \t][0-9]+[ \t]*\Z")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -34,7 +34,8 @@ def sniff(head: bytes) -> bool:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", "//")):
             continue
-        if _LINE.fullmatch(line) is None:
+        count = _COUNT.search(line)
+        if count is None or not count.start() or line[0].isspace():
             bad += 1  # (speedscope skips such lines; reading names them)
         else:
             seen += 1

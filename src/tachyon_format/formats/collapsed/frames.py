@@ -51,32 +51,39 @@ class RenderedFrames:
 
 
 def render_frames(profile: Profile, style: Style = "cpython", lines: bool = True) -> RenderedFrames:
-    """Every frame row's text in *style*: per distinct (file, line, function) once."""
+    """Every frame row's key and whether it is internal (vectorised), and the text of each
+    distinct (file, line, function) in *style*, rendered once."""
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
-    frames, texts = profile.frames, profile.strings.texts()
-    n_strings = len(texts)
+    frames = profile.frames
+    texts = [*profile.strings.texts(), ""]  # (the last one for indices past the table)
+    first: dict[str, int] = {}
+    same_text = np.fromiter((first.setdefault(t, i) for i, t in enumerate(texts)), np.int64,
+                            len(texts))
+    last = len(texts) - 1
+    file_id = same_text[np.minimum(frames.filename.astype(np.int64), last)]
+    name_id = same_text[np.minimum(frames.funcname.astype(np.int64), last)]
     # CPython: a frame without a location (lineno -1) has line 0 (collector.extract_lineno)
-    line = np.where(frames.lineno == -1, 0, frames.lineno).astype(np.int64).tolist()
-    filenames = [texts[i] if i < n_strings else "" for i in frames.filename.tolist()]
-    funcnames = [texts[i] if i < n_strings else "" for i in frames.funcname.tolist()]
-    if frames.address is not None:
-        funcnames = [name or (f"0x{address:x}" if address else "")
-                     for name, address in zip(funcnames, frames.address.tolist(), strict=True)]
+    line = np.where(frames.lineno == -1, 0, frames.lineno).astype(np.int64)
+    columns = [name_id] if style == "function" else [file_id, line if lines else 0 * line,
+                                                      name_id]
     native = frames.address is not None
-    keys: dict[tuple, int] = {}
-    out_key = np.empty(len(line), np.int64)
-    out_texts: list[str] = []
-    for row, (file, number, name) in enumerate(zip(filenames, line, funcnames, strict=True)):
-        key = (name,) if style == "function" else (file, number if lines else 0, name)
-        found = keys.get(key)
-        if found is None:
-            found = keys[key] = len(out_texts)
-            out_texts.append(frame_text(file, number, name, style, lines, native))
-        out_key[row] = found
-    internal = np.fromiter((f.endswith(INTERNAL_SUFFIXES) for f in filenames), bool,
-                           len(filenames))
-    return RenderedFrames(out_key, internal, out_texts)
+    if native:  # an unnamed native frame is named by its address
+        columns.append(np.where(name_id == first[""], frames.address, 0).astype(np.int64))
+    if not len(line):
+        return RenderedFrames(np.zeros(0, np.int64), np.zeros(0, bool), [])
+    _, rows, key = np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
+                             return_inverse=True)
+    out_texts = []
+    for row in rows.tolist():
+        name = texts[name_id[row]]
+        if native and not name and frames.address[row]:
+            name = f"0x{int(frames.address[row]):x}"
+        out_texts.append(frame_text(texts[file_id[row]], int(line[row]), name, style, lines,
+                                    native))
+    internal_text = np.fromiter((t.endswith(INTERNAL_SUFFIXES) for t in texts), bool,
+                                len(texts))
+    return RenderedFrames(key.reshape(-1).astype(np.int64), internal_text[file_id], out_texts)
 
 
 def frame_text(file: str, line: int, name: str, style: Style, lines: bool = True,
@@ -94,39 +101,61 @@ def frame_text(file: str, line: int, name: str, style: Style, lines: bool = True
 
 # -- reading ---------------------------------------------------------------------------------
 
-_CPYTHON = re.compile(r"(.*):([^:]*):(-?\d+)", re.S)
-_CPYTHON_NO_LINE = re.compile(r"(.*):([^:]*)", re.S)
-_PY_SPY = re.compile(r"(.*) \((.*):(\d+)\)", re.S)
-_PY_SPY_NO_LINE = re.compile(r"(.*) \((.*)\)", re.S)
+_NUMBER = re.compile(r"-?[0-9]{1,20}")
 
 ParsedFrame = tuple[str, str, int]
 """(file, function, line): :data:`NO_FILE` and -1 where the text has none."""
 
 
+def _cpython(text: str, lines: bool) -> ParsedFrame | None:
+    """``file:function:line`` (``file:function`` without *lines*): the function is what
+    follows the file's last ``:`` (Python names have none); None if *text* is not that.
+    Partitions, not a backtracking pattern: linear in the text, whatever it holds."""
+    number = ""
+    if lines:
+        text, sep, number = text.rpartition(":")
+        if not sep or _NUMBER.fullmatch(number) is None:
+            return None
+    file, sep, name = text.rpartition(":")
+    if not sep:
+        return None
+    return file, name, int(number) if lines else -1
+
+
+def _py_spy(text: str, lines: bool) -> ParsedFrame | None:
+    """``function (file:line)`` (``function (file)`` without *lines*), or None."""
+    if not text.endswith(")"):
+        return None
+    name, sep, file = text[:-1].partition(" (")
+    if not sep:
+        return None
+    if not lines:
+        return file, name, -1
+    file, sep, number = file.rpartition(":")
+    if not sep or _NUMBER.fullmatch(number) is None or number.startswith("-"):
+        return None
+    return file, name, int(number)
+
+
 def parse_frame(text: str, style: Style, lines: bool = True) -> ParsedFrame:
     """The file, function and line a frame's *text* in *style* names (the inverse of
-    :func:`frame_text` for frames it wrote)."""
+    :func:`frame_text` for frames it wrote); a text that is not that is a function name."""
+    parsed = None
     if style == "cpython":
-        if lines and (m := _CPYTHON.fullmatch(text)):
-            return m[1], m[2], int(m[3])
-        if not lines and (m := _CPYTHON_NO_LINE.fullmatch(text)):
-            return m[1], m[2], -1
+        parsed = _cpython(text, lines)
     elif style == "py-spy":
-        if lines and (m := _PY_SPY.fullmatch(text)):
-            return m[2], m[1], int(m[3])
-        if not lines and (m := _PY_SPY_NO_LINE.fullmatch(text)):
-            return m[2], m[1], -1
-    return NO_FILE, text, -1
+        parsed = _py_spy(text, lines)
+    return parsed or (NO_FILE, text, -1)
 
 
 def detect_style(texts: list[str]) -> Style:
     """The dialect of a file's distinct frame texts: ``"cpython"`` or ``"py-spy"`` if every
     frame fits it (a bare name counts as a frame without a file) and one at least has a file
     and line; else ``"function"``."""
-    for style, full, bare in (("cpython", _CPYTHON, ":"), ("py-spy", _PY_SPY, " (")):
+    for style, split, bare in (("cpython", _cpython, ":"), ("py-spy", _py_spy, " (")):
         matched = 0
         for text in texts:
-            if full.fullmatch(text):
+            if split(text, True):
                 matched += 1
             elif bare in text:
                 break
