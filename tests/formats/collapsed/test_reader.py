@@ -207,3 +207,10 @@ def test_long_frames_with_many_separators_read():
     for data in (b"a (" * 50_000 + b"b:1) 1\n", b":" * 100_000 + b"1 2\n",
                  b"x:" * 50_000 + b" 3\n"):
         assert int(read(data).weights().sum()) == int(data.rsplit(b" ", 1)[1])
+
+
+def test_through_pprof_and_back(tmp_path):
+    """CPython's output, read, written as pprof, read again: the same collapsed bytes."""
+    golden = DATA_DIR / "threads_wall_zstd.collapsed.txt"
+    tachyon_format.write(tachyon_format.read(golden), tmp_path / "p.pb.gz")
+    assert dumps(tachyon_format.read(tmp_path / "p.pb.gz")) == golden.read_bytes()

@@ -32,9 +32,9 @@ def sniff(head: bytes) -> bool:
     for line in complete:
         line = line.rstrip("\r")
         stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "//")):
-            continue
         count = _COUNT.search(line)
+        if not stripped or (count is None and stripped.startswith(("#", "//"))):
+            continue
         if count is None or not count.start() or line[0].isspace():
             bad += 1  # (speedscope skips such lines; reading names them)
         else:

@@ -1,8 +1,8 @@
 """Collapsed stacks into a :class:`~tachyon_format.Profile`.
 
 1. Decode the text (:mod:`.text`: UTF-8, or UTF-16 / UTF-8 with a byte order mark).
-2. Split it into lines (``\\n`` or ``\\r\\n``); blank lines and comment lines (``#``,
-   ``//``, as speedscope writes and skips) are left out; every other line must be
+2. Split it into lines (``\\n`` or ``\\r\\n``); blank lines and comment lines (starting
+   ``#`` or ``//``, and not ending in a count) are left out; every other line must be
    ``<stack> <count>`` (a space or tab, then a decimal count), else :class:`FormatError`
    names its line number (``errors="skip"`` leaves it out and lists it in the facts).
 3. A first frame ``tid:<id>`` is the thread (CPython's prefix) unless ``thread_prefix=False``.
@@ -123,10 +123,10 @@ def _split_lines(text: str, data: bytes, errors: str):
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped.startswith(("#", "//")):
-            comments += 1
-            continue
         match = _COUNT.search(line)
+        if match is None and stripped.startswith(("#", "//")):
+            comments += 1  # (a line that is `stack count` is data, whatever its start)
+            continue
         if match is None or len(match[1]) > 19 or int(match[1]) > MAX_COUNT:
             if errors == "skip":
                 skipped.append(number)
