@@ -22,6 +22,7 @@ per distinct stack only (each rendered once), so a profile whose rows stand for
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 
 import numpy as np
 
@@ -80,17 +81,21 @@ def collapsed_lines(profile: Profile, *, style: Style = "cpython", lines: bool =
     # 3. counts per distinct (thread id, rendered stack)
     keys, counts = group_count({"thread": keys["thread"][has_frames],
                                 "stack": stack_key[has_frames]}, counts[has_frames])
-    texts, tuples = rendered.texts, tree.tuples()
-    stack_text: dict[int, str] = {}
+    # 4. each distinct stack's text once, from its frames listed outermost first
+    distinct, which = np.unique(keys["stack"], return_inverse=True)
+    offsets, frame_keys = tree.to_csr(distinct)
+    lengths = np.diff(offsets)
+    # (flat position p of stack [a, b) takes its frame from a + b - 1 - p)
+    outermost_first = (np.repeat(offsets[:-1] + offsets[1:] - 1, lengths)
+                       - np.arange(frame_keys.size))
+    parts = np.array(rendered.texts, dtype=object)[frame_keys[outermost_first]].tolist()
+    bounds = offsets.tolist()
+    stack_texts = [";".join(parts[a:b]) for a, b in pairwise(bounds)]
     out = []
-    for thread, stack, count in zip(keys["thread"].tolist(), keys["stack"].tolist(),
+    for thread, stack, count in zip(keys["thread"].tolist(), which.reshape(-1).tolist(),
                                     counts.tolist(), strict=True):
-        text = stack_text.get(stack)
-        if text is None:
-            text = stack_text[stack] = ";".join([texts[k] for k in reversed(tuples[stack])])
-        if thread >= 0:
-            text = f"tid:{thread_ids[thread]};{text}"
-        out.append((text, count))
+        text = stack_texts[stack]
+        out.append((f"tid:{thread_ids[thread]};{text}" if thread >= 0 else text, count))
     out.sort(key=_order)
     return out
 
