@@ -33,6 +33,8 @@ Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 _COUNT = re.compile(r"[ \t]([0-9]+)[ \t]*\Z")
 """The end of a stack line: one space or tab, the count, maybe blanks (searched, not matched
 with the stack: a pattern with two open-ended repeats could take quadratic time)."""
+_SLOW_START = ("", "#", "/", " ", "\t")
+"""Lines whose stack starts so may be blank or a comment: :func:`_split_lines` looks closer."""
 _THREAD = re.compile(r"tid:([0-9]{1,20})")
 MAX_COUNT = 2**63 - 1
 MAX_THREAD_ID = 2**64 - 1
@@ -117,6 +119,13 @@ def _split_lines(text: str, data: bytes, errors: str):
     if all_lines and all_lines[-1] == "":
         all_lines.pop()
     for number, line in enumerate(all_lines, 1):
+        stack, sep, count = line.rpartition(" ")
+        if (sep and count.isdigit() and count.isascii() and len(count) < 19
+                and stack[:1] not in _SLOW_START):  # the usual line, without a pattern
+            stacks.append(stack)
+            counts.append(int(count))
+            numbers.append(number)
+            continue
         if line.endswith("\r"):
             line = line[:-1]
             crlf = True
