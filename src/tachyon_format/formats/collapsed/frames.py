@@ -5,7 +5,8 @@ Dialects (``style``):
 * ``"cpython"``: CPython 3.15's ``CollapsedStackCollector``: ``basename(file):function:line``;
   a frame of file ``~`` at line 0 (``<native>``, ``<GC>``; a frame with no location counts as
   line 0) is its function name alone.
-* ``"py-spy"``: py-spy's ``function (file:line)``, the file as the profile has it.
+* ``"py-spy"``: py-spy's ``function (file:line)``, the file as the profile has it; as py-spy,
+  ``function (file)`` for line 0 (and a frame without a location).
 * ``"function"``: the function name alone (``flamegraph.pl``'s stackcollapse scripts).
 
 ``lines=False`` leaves the line number out (``file.py:function``, ``function (file)``); a
@@ -41,9 +42,9 @@ INTERNAL_SUFFIXES = ("_sync_coordinator.py",)
 
 @dataclass(frozen=True)
 class RenderedFrames:
-    """Per frame row of a profile: ``key`` (rows with equal keys are one frame in the output;
-    CPython's ``(file, line, function)``), ``internal`` (a frame of the profiler), and per key
-    its ``texts``."""
+    """Per frame row of a profile: ``key`` (rows with equal keys are one frame in the output:
+    CPython's ``(file, line, function)`` in its dialect, the text in the others), ``internal``
+    (a frame of the profiler), and per key its ``texts``."""
 
     key: npt.NDArray[np.int64]
     internal: npt.NDArray[np.bool_]
@@ -81,9 +82,14 @@ def render_frames(profile: Profile, style: Style = "cpython", lines: bool = True
             name = f"0x{int(frames.address[row]):x}"
         out_texts.append(frame_text(texts[file_id[row]], int(line[row]), name, style, lines,
                                     native))
+    key = key.reshape(-1).astype(np.int64)
+    if style != "cpython":  # (only CPython counts frames of one text apart: see its key)
+        same = {t: i for i, t in enumerate(dict.fromkeys(out_texts))}
+        key = np.array([same[t] for t in out_texts], np.int64)[key]
+        out_texts = list(same)
     internal_text = np.fromiter((t.endswith(INTERNAL_SUFFIXES) for t in texts), bool,
                                 len(texts))
-    return RenderedFrames(key.reshape(-1).astype(np.int64), internal_text[file_id], out_texts)
+    return RenderedFrames(key, internal_text[file_id], out_texts)
 
 
 def frame_text(file: str, line: int, name: str, style: Style, lines: bool = True,
@@ -96,7 +102,7 @@ def frame_text(file: str, line: int, name: str, style: Style, lines: bool = True
         return f"{base}:{name}:{line}" if lines else f"{base}:{name}"
     if style == "function" or file in ("", NO_FILE):
         return name
-    return f"{name} ({file}:{line})" if lines else f"{name} ({file})"
+    return f"{name} ({file}:{line})" if lines and line != 0 else f"{name} ({file})"
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -123,18 +129,16 @@ def _cpython(text: str, lines: bool) -> ParsedFrame | None:
 
 
 def _py_spy(text: str, lines: bool) -> ParsedFrame | None:
-    """``function (file:line)`` (``function (file)`` without *lines*), or None."""
+    """``function (file:line)`` or ``function (file)``, or None."""
     if not text.endswith(")"):
         return None
     name, sep, file = text[:-1].partition(" (")
     if not sep:
         return None
-    if not lines:
-        return file, name, -1
-    file, sep, number = file.rpartition(":")
-    if not sep or _NUMBER.fullmatch(number) is None or number.startswith("-"):
-        return None
-    return file, name, int(number)
+    path, sep, number = file.rpartition(":")
+    if not lines or not sep or _NUMBER.fullmatch(number) is None or number.startswith("-"):
+        return file, name, -1  # (py-spy writes no line 0)
+    return path, name, int(number)
 
 
 def parse_frame(text: str, style: Style, lines: bool = True) -> ParsedFrame:

@@ -12,7 +12,8 @@ CPython's ``CollapsedStackCollector`` (``profiling/sampling/stack_collector.py``
    text (code point order), in UTF-8.
 
 Two keys can make the same text (files with one basename in different directories, strings
-whose invalid UTF-8 shows the same): CPython writes both lines, and so does this.
+whose invalid UTF-8 shows the same): CPython writes both lines, and so does this (the other
+dialects count frames by their text).
 
 Tier (c): one :func:`~tachyon_format.model.aggregate.group_count` over the samples, then work
 per distinct stack only (each rendered once), so a profile whose rows stand for
