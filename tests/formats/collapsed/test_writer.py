@@ -78,6 +78,37 @@ def test_generated_files_equal_cpython_replay(tmp_path_factory, jobs):
         assert dumps(aggregate_samples(profile)) == output.read_bytes(), job["writer"]
 
 
+SYNC = "/usr/lib/python3.15/profiling/sampling/_sync_coordinator.py"
+EDGES = [  # (interpreter, thread, stack innermost first): what CPython's collector decides
+    (0, 1, [["/a/x.py", [3, 3, 0, 1], "f", None], [SYNC, [9, 9, 0, 1], "run", None]]),
+    (1, 1, [["/a/x.py", [3, 3, 0, 1], "f", None], [SYNC, [9, 9, 0, 1], "main", None]]),
+    (0, 1, [["/b/x.py", [3, 3, 0, 1], "f", None]]),          # same text, another file
+    (0, 2, [[SYNC, [9, 9, 0, 1], "run", None]]),               # nothing left: skipped
+    (0, 2, [["a.py", None, "g", None], [SYNC, None, "s", None], ["a.py", [1, 1, 0, 1], "m",
+                                                                    None]]),
+    (0, 2, [["~", [5, 5, 0, 1], "<native>", None], ["~", None, "<GC>", None],
+            ["~", [0, 0, -1, -1], "z", None], ["", None, "", None]]),
+    (0, 3, []),                                                  # no frames: skipped
+    (0, 2**64 - 1, [["a.py", [-7, -7, 0, 1], "neg", None], ["a.py;b", [1, 1, 0, 1], "x y",
+                                                                  None]]),
+]
+
+
+@requires_reference
+def test_what_cpython_filters_and_merges(tmp_path):
+    job = {"writer": {"compression": 0}, "interval_us": 1000, "start_time_us": 0,
+           "stats": None,
+           "samples": [[1000 * k, [[iid, [[tid, 0, stack]]]]]
+                       for k, (iid, tid, stack) in enumerate(EDGES * 2 + EDGES[:3])]}
+    write_with_cpython([(tmp_path / "edges.bin", job)])
+    run_reference(_REPLAY_COLLAPSED, input=json.dumps([[os.fspath(tmp_path / "edges.bin"),
+                                                        os.fspath(tmp_path / "edges.txt")]]))
+    expected = (tmp_path / "edges.txt").read_bytes()
+    assert b"_sync_coordinator" not in expected
+    assert expected.startswith(b"tid:1;x.py:f:3 6\ntid:1;x.py:f:3 3\n")  # 2 interpreters, 2 files
+    assert dumps(tachyon_format.read(tmp_path / "edges.bin")) == expected
+
+
 # -- profiles of other formats and the options ------------------------------------------------
 
 
