@@ -98,6 +98,12 @@ FORMATS: dict[str, Format] = {
                "tachyon_format.formats.jsonl",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
                 "validate": "reader:validate", "info": "reader:info"}),
+        Format("collapsed", "collapsed (folded) stacks: `frame;frame;... count` lines "
+               "(CPython's --collapsed, flamegraph.pl, py-spy, speedscope)",
+               (".collapsed", ".folded", ".collapsed.txt", ".folded.txt"),
+               "tachyon_format.formats.collapsed",
+               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                "validate": "reader:validate", "info": "reader:info"}),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
                (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
