@@ -191,7 +191,7 @@ def test_native_profiles_are_writable(path, tmp_path):
     profile = tachyon_format.read(source)
     text = dumps(profile).decode("utf-8")
     total = sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines())
-    assert total == int(profile.weights()[profile.samples.stack >= 0].sum())
+    assert total == int(profile.sample_counts()[profile.samples.stack >= 0].sum())
     assert "::" not in text  # every frame is named (a function, or its address)
     back = tachyon_format.read(text.encode(), format="collapsed")
     assert dumps(back) == text.encode()

@@ -49,7 +49,8 @@ def dumps(profile: Profile, *, style: Style = "cpython", lines: bool = True,
     (``function (path:line)``) or ``"function"`` (names only); ``lines``: write line numbers;
     ``thread_prefix``: start each line with ``tid:<thread id>`` (samples without a thread
     have none); ``filter_internal``: leave out the profiler's own frames, as CPython does;
-    ``sample_type``: the value summed (default: the profile's default sample type)."""
+    ``sample_type``: the value summed (default: the sample count, :meth:`Profile.sample_counts`,
+    as collapsed stacks count samples)."""
     return "".join(f"{text} {count}\n" for text, count in
                    collapsed_lines(profile, style=style, lines=lines,
                                    thread_prefix=thread_prefix,
@@ -64,7 +65,8 @@ def collapsed_lines(profile: Profile, *, style: Style = "cpython", lines: bool =
     """The lines :func:`dumps` writes, as ``(stack text, count)`` in their order."""
     samples = profile.samples
     rendered = render_frames(profile, style, lines)
-    weights = None if samples.values is None else profile.weights(sample_type)
+    weights = None if samples.values is None else (
+        profile.sample_counts() if sample_type is None else profile.weights(sample_type))
     # 1. samples per (thread id, stack): thread rows with one id become one thread
     thread_ids, thread_key = _thread_keys(profile, thread_prefix)
     keys, counts = group_count({"thread": thread_key, "stack": samples.stack}, weights)
