@@ -41,3 +41,32 @@ def test_a_file_that_is_no_profile_says_what_it_looks_like(tmp_path, capsys):
 def test_a_missing_file_is_reported(tmp_path, capsys):
     assert main(["info", str(tmp_path / "absent.bin")]) == 1
     assert "No such file" in capsys.readouterr().err
+
+
+def test_several_files_as_json_lines_past_a_bad_one(tmp_path, capsys):
+    paths = [DATA_DIR / "threads_gil_blocking.bin", tmp_path / "absent.bin",
+             DATA_DIR / "threads_wall_zstd.bin"]
+    assert main(["info", "--json", *map(str, paths)]) == 1
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert [row["file"] for row in rows] == [str(paths[0]), str(paths[2])]
+    assert rows[0]["sample_count"] > 0
+    assert str(paths[1]) in captured.err and "No such file" in captured.err
+
+
+def test_several_files_as_tables(capsys):
+    paths = [DATA_DIR / "threads_gil_blocking.bin", DATA_DIR / "threads_wall_zstd.bin"]
+    assert main(["info", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{paths[0]}:\n") and f"\n\n{paths[1]}:\n" in out
+
+
+def test_version(capsys):
+    import pytest
+
+    import tachyon_format
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"tachyon-format {tachyon_format.__version__}"

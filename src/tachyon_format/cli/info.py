@@ -1,9 +1,10 @@
-"""``tachyon-format info FILE``: header-level facts, as a table or as JSON."""
+"""``tachyon-format info FILE...``: header-level facts, as a table or as JSON."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import tachyon_format
 from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode
@@ -12,15 +13,31 @@ from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "info", help="header-level facts (for Tachyon: CPython's BinaryReader.get_info())")
-    parser.add_argument("file")
-    parser.add_argument("--json", action="store_true", help="print the facts as JSON")
+    parser.add_argument("file", nargs="+")
+    parser.add_argument("--json", action="store_true",
+                        help="print the facts as JSON (with several files: one object per "
+                        "line, its file under \"file\")")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    facts = tachyon_format.info(args.file)
-    print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
-    return 0
+    if len(args.file) == 1:  # (errors reach main, which names the file)
+        facts = tachyon_format.info(args.file[0])
+        print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
+        return 0
+    failed = False
+    for number, path in enumerate(args.file):
+        try:
+            facts = tachyon_format.info(path)
+        except (ValueError, OSError) as exc:  # FormatError is a ValueError
+            print(f"tachyon-format: {path}: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        if args.json:
+            print(json.dumps({"file": path, **facts}, sort_keys=True))
+        else:
+            print(("\n" if number else "") + f"{path}:\n{format_info(facts)}")
+    return 1 if failed else 0
 
 
 def format_info(facts: dict) -> str:

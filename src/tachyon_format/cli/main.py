@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tachyon_format.errors import FormatError
+import tachyon_format
 
 from . import convert, dump, info, validate
 
@@ -20,11 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except FormatError as exc:
-        print(f"tachyon-format: {args.file}: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # a request the input cannot satisfy (e.g. no timestamps)
-        print(f"tachyon-format: {args.file}: {exc}", file=sys.stderr)
+    except ValueError as exc:  # malformed input (FormatError), or a request it cannot satisfy
+        print(f"tachyon-format: {_file_of(args)}: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`: not an error
         # Python would report the failed flush of stdout at exit; point it at devnull
@@ -35,12 +32,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _file_of(args: argparse.Namespace) -> str:
+    """The input a command's error is about (commands taking several files report each one
+    themselves)."""
+    file = args.file
+    return file[0] if isinstance(file, list) else file
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tachyon-format",
         description="Inspect, validate and convert profiles: CPython 3.15 Tachyon "
         "sampling-profiler files and the formats profilers share.",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {tachyon_format.__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     for command in SUBCOMMANDS:
         command.add_parser(commands)
