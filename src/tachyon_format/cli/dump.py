@@ -6,7 +6,6 @@ import argparse
 import sys
 
 import tachyon_format
-from tachyon_format.render.canonical import write_canonical
 
 
 def add_parser(commands) -> None:
@@ -18,6 +17,8 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tachyon_format.render.canonical import write_canonical  # (numpy: only when run)
+
     profile = tachyon_format.read(args.file)
     facts = tachyon_format.info(profile)
     if args.output:

@@ -7,7 +7,6 @@ import json
 import sys
 
 import tachyon_format
-from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode
 
 
 def add_parser(commands) -> None:
@@ -42,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
 def format_info(facts: dict) -> str:
     """A two-column, human-readable table of ``get_info()``."""
+    from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode  # (construct)
+
     rows = []
     for key, value in facts.items():
         if key == "python_version":
