@@ -24,7 +24,7 @@ import numpy as np
 
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.kernels.segments import unique_inverse
-from tachyon_format.model import Profile
+from tachyon_format.model import SAMPLES_COUNT, Profile
 
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
 from .facts import (
@@ -132,20 +132,26 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         return mapped is None or concept in mapped
 
     has_threads = len(profile.threads) > 0 and emit("thread_id")
-    if s.values is not None:
+    weights = _sample_counts(profile, facts)
+    if s.values is not None and weights is None:
         rows = np.arange(n)
         values = s.values
         counts = None
         sample_types = meta.sample_types
         with_time = s.timestamp_us is not None and (timestamps or emit("timestamp"))
     elif timestamps:
-        rows, counts = np.arange(n), np.ones(n, np.int64)
+        rows = np.arange(n)
+        counts = np.ones(n, np.int64) if weights is None else weights.astype(np.int64)
         with_time = s.timestamp_us is not None
     else:
         rows, group = _first_of_each(s.stack, s.thread, s.status)
-        counts = np.bincount(group, minlength=rows.size)
+        if weights is None:
+            counts = np.bincount(group, minlength=rows.size)
+        else:
+            counts = np.zeros(rows.size, np.int64)
+            np.add.at(counts, group, weights)
         with_time = False
-    if s.values is None:
+    if s.values is None or weights is not None:
         sample_types = meta.sample_types
         columns = [counts]
         if time_values and meta.period > 0 and meta.period_type is not None:
@@ -169,6 +175,18 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
     return {"rows": rows, "values": values, "sample_types": sample_types, "labels": labels,
             "facts": facts if facts is not None and _labels_fit(facts, n) else None}
+
+
+def _sample_counts(profile: Profile, facts: PprofFacts | None) -> np.ndarray | None:
+    """The number of samples each row stands for, when a profile not read from pprof has
+    only a ``samples``/``count`` value (an aggregated one, ``read(..., aggregate=True)``):
+    written as the samples it counts. None otherwise (rows counting once, or values of
+    their own)."""
+    values = profile.samples.values
+    if values is None or facts is not None or tuple(profile.meta.sample_types) != (
+            SAMPLES_COUNT,):
+        return None
+    return values[:, 0]
 
 
 def _first_of_each(stack, thread, status):
