@@ -163,13 +163,13 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
     labels: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
     thread = s.thread[rows]
     if has_threads and (thread >= 0).all():
-        tid = profile.threads.thread_id[thread]
-        labels.append(_string_label(strings, THREAD_ID, tid))
+        labels.append(_string_label(strings, THREAD_ID, profile.threads.thread_id, thread))
         if emit("interpreter_id"):
             labels.append(_string_label(strings, INTERPRETER_ID,
-                                        profile.threads.interpreter_id[thread]))
+                                        profile.threads.interpreter_id, thread))
     if s.status is not None and emit("status"):
-        labels.append(_string_label(strings, THREAD_STATUS, s.status[rows], status_name))
+        labels.append(_string_label(strings, THREAD_STATUS, np.arange(256), s.status[rows],
+                                    status_name))
     if with_time:
         ns = s.timestamp_us[rows].astype(np.int64) * 1000
         labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
@@ -223,10 +223,18 @@ def _labels_fit(facts: PprofFacts, n: int) -> bool:
     return sample is not None and (sample.size == 0 or int(sample.max()) < n)
 
 
-def _string_label(strings: StringTable, key: str, values: np.ndarray, name=str):
-    distinct, inverse = np.unique(values, return_inverse=True)
+def _string_label(strings: StringTable, key: str, table: np.ndarray, rows: np.ndarray,
+                  name=str):
+    """A string label of every sample: the value of ``table[rows]`` as text, a string index
+    each. Vectorised over the small *table* (threads, statuses): the strings of the values
+    that occur are added in order of value, each once."""
+    present = np.zeros(table.size, bool)
+    present[rows] = True
+    distinct, where = np.unique(table[present], return_inverse=True)
     index = np.asarray([strings.add(name(int(v))) for v in distinct.tolist()], np.int64)
-    return strings.add(key), index[inverse.ravel()], None, 0
+    of_row = np.zeros(table.size, np.int64)
+    of_row[present] = index[where.ravel()]
+    return strings.add(key), of_row[rows], None, 0
 
 
 # --- samples at the wire level ------------------------------------------------------------------
@@ -313,10 +321,7 @@ def _label_blocks(plan: dict[str, Any]):
     string_labels = [label for label in plan["labels"] if label[2] is None]
     if not string_labels:
         return None
-    values = np.stack([label[1] for label in string_labels], axis=1)
-    combos, first, inverse = np.unique(values, axis=0, return_index=True,
-                                       return_inverse=True)
-    plan["block_of_row"] = inverse.ravel()
+    combos, plan["block_of_row"] = _combinations([label[1] for label in string_labels])
     m = combos.shape[0]
     parts = []
     for j, (key, _, _, _) in enumerate(string_labels):
@@ -325,6 +330,36 @@ def _label_blocks(plan: dict[str, Any]):
             Part(0x10, values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
         parts.append(Part.of(0, message, moffsets, raw=True))
     return encode_messages(m, parts)
+
+
+def _combinations(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of small non-negative integer *columns* (shape ``(m, columns)``)
+    and the row of each sample among them: one mixed-radix key per sample, grouped with a
+    table over the keys when the key range is small (no sort), else by sorting."""
+    n = columns[0].size
+    radix = [int(c.max()) + 1 if n else 1 for c in columns]
+    if float(np.prod(radix, dtype=np.float64)) >= 2.0**62:
+        combos, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        return combos, inverse.ravel()
+    key = np.zeros(n, np.int64)
+    for c, r in zip(columns, radix, strict=True):
+        key *= r
+        key += c
+    span = int(np.prod(radix, dtype=np.int64))
+    if span <= 4 * n + 1024:
+        present = np.zeros(span, bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        code = np.zeros(span, np.int64)
+        code[distinct] = np.arange(distinct.size)
+        inverse = code[key]
+    else:
+        distinct, _, inverse = unique_inverse(key)
+    combos = np.empty((distinct.size, len(columns)), np.int64)
+    rest = distinct.astype(np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        rest, combos[:, j] = np.divmod(rest, radix[j])
+    return combos, inverse
 
 
 def encode_kept_labels(facts: PprofFacts, n: int):
