@@ -37,6 +37,7 @@ from .facts import (
     PprofFacts,
 )
 from .labels import status_name
+from .stack_bytes import StackBytes
 from .tables import StringTable, encode_head, encode_tables
 
 SAMPLES_PER_CHUNK = 1 << 16
@@ -245,8 +246,7 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     rows, values = plan["rows"], plan["values"]
     labels = [label for label in plan["labels"] if label[2] is not None]  # per-sample ones
     stack = profile.samples.stack[rows]
-    tree = profile.stacks
-    depth = tree.depth() if len(tree) else np.zeros(0, np.int64)
+    stack_bytes = StackBytes(profile.stacks, location_of_frame, is_head)
     num_types = values.shape[1]
     blocks = _label_blocks(plan)
     other = plan["facts"]
@@ -259,14 +259,12 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         # the chunk's distinct stacks, their location ids packed once each
         distinct, u = np.unique(stack[first:last], return_inverse=True)
         u = u.ravel()
-        stack_bytes, stack_byte_offsets = _packed_stacks(tree, depth, distinct,
-                                                         location_of_frame, is_head)
+        payload, starts, lengths = stack_bytes.of(distinct)
         value_bytes, value_offsets = encode_packed(
             values[first:last].reshape(-1).view(np.uint64),
             np.arange(n + 1, dtype=np.int64) * num_types)
         parts = [
-            Part(0x0A, payload=stack_bytes, starts=stack_byte_offsets[u],
-                 lengths=stack_byte_offsets[u + 1] - stack_byte_offsets[u]),
+            Part(0x0A, payload=payload, starts=starts[u], lengths=lengths[u]),
             Part.of(0x12, value_bytes, value_offsets),
         ]
         if other is not None:
@@ -288,30 +286,6 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
             parts.append(Part.of(0, message, moffsets, raw=True))
         out, _ = encode_messages(n, parts, field_key=SAMPLE_KEY)
         yield out.tobytes()
-
-
-def _packed_stacks(tree, depth, ids, location_of_frame, is_head):
-    """The packed ``location_id`` runs of the stacks *ids* (innermost first): the frames
-    that start a location, walked up the tree one level per round (``Stacks.to_csr`` with
-    the depths computed once for all chunks)."""
-    live = ids >= 0
-    length = np.zeros(ids.size, np.int64)
-    length[live] = depth[ids[live]]
-    offsets = np.zeros(ids.size + 1, np.int64)
-    np.cumsum(length, out=offsets[1:])
-    frames = np.empty(int(offsets[-1]), np.int32)
-    rows = np.flatnonzero(live)
-    node, at = ids[rows].astype(np.int64), offsets[rows]
-    while rows.size:
-        frames[at] = tree.frame[node]
-        node = tree.parent[node].astype(np.int64)
-        keep = np.flatnonzero(node >= 0)
-        rows, node, at = rows[keep], node[keep], at[keep] + 1
-    head = is_head[frames]
-    running = np.zeros(frames.size + 1, np.int64)
-    np.cumsum(head, out=running[1:])
-    kept = running[offsets]  # location ids before each stack's first
-    return encode_packed(location_of_frame[frames[head]].astype(np.uint64), kept)
 
 
 def _label_blocks(plan: dict[str, Any]):

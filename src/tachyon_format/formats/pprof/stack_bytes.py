@@ -1,0 +1,77 @@
+"""The packed ``location_id`` field of pprof samples, made from the profile's stack prefix
+tree: the writer's hot loop.
+
+1. Once per profile, per tree node: the ULEB128 bytes of its frame's location id (none for
+   a frame that is not its location's first line), their count, and the byte length of
+   the node's whole stack (:func:`~tachyon_format.kernels.segments.decode_chain_sums`).
+2. Per chunk of stacks: each stack gets its byte length plus a few bytes of slack; the
+   stacks are sorted by depth, deepest first, so that the walks still under way at each
+   level are a prefix of them (no compaction).
+3. One round per level, from the innermost frame outward: every byte of the node's id is
+   written at the stack's write position, whatever the id's length (a byte past the id
+   falls where the next id, or the slack, goes, and is overwritten or never read); the
+   position moves on by the id's length and the walk to the parent.
+
+Five array operations per level and id byte, where a frame list, its head flags and a
+varint encoding each cost passes of their own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.kernels.protowire import encode_varints_at, varint_sizes
+from tachyon_format.kernels.segments import count_longer_than, decode_chain_sums
+from tachyon_format.model import Stacks
+
+__all__ = ["StackBytes"]
+
+
+class StackBytes:
+    """Packed location ids of the stacks of one prefix tree (see the module docs)."""
+
+    def __init__(self, tree: Stacks, location_of_frame: npt.NDArray[np.uint64],
+                 is_head: npt.NDArray[np.bool_]) -> None:
+        n = len(tree)
+        self.parent = tree.parent.astype(np.int64)
+        self.depth = tree.depth() if n else np.zeros(0, np.int64)
+        frame = tree.frame.astype(np.int64)
+        ids = np.asarray(location_of_frame, np.uint64)[frame]
+        head = np.asarray(is_head, bool)[frame]
+        self.size = np.where(head, varint_sizes(ids), 0)  # 1.
+        self.width = int(self.size.max()) if n else 1
+        encoded = np.zeros((n, self.width), np.uint8)
+        flat = encoded.reshape(-1)
+        encode_varints_at(flat, np.arange(n, dtype=np.int64) * self.width, ids,
+                          np.maximum(self.size, 1))
+        self.id_bytes = [np.ascontiguousarray(encoded[:, j]) for j in range(self.width)]
+        self.stack_length = (decode_chain_sums(self.size.astype(np.uint64), self.parent.copy())
+                             .astype(np.int64) if n else np.zeros(0, np.int64))
+
+    def of(self, stacks: npt.NDArray[np.integer]
+           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(bytes, starts, lengths)``: the packed location ids of each of *stacks* (node
+        ids, -1 for the empty stack) at ``bytes[starts[i]:starts[i] + lengths[i]]``."""
+        stacks = np.asarray(stacks, np.int64)
+        live = stacks >= 0
+        safe = np.where(live, stacks, 0)
+        lengths = np.where(live, self.stack_length[safe] if safe.size and len(self.depth)
+                           else 0, 0)
+        depth = np.where(live, self.depth[safe] if len(self.depth) else 0, 0)
+        room = lengths + self.width  # 2. the slack takes the bytes past the last id
+        starts = np.zeros(stacks.size, np.int64)
+        np.cumsum(room[:-1], out=starts[1:])
+        out = np.empty(int(room.sum()), np.uint8)
+        order = np.argsort(-depth, kind="stable")
+        walking = count_longer_than(depth[order])
+        node = stacks[order]
+        at = starts[order]
+        for m in walking.tolist():  # 3.
+            nd = node[:m]
+            p = at[:m]
+            for j, column in enumerate(self.id_bytes):
+                out[p + j if j else p] = column[nd]
+            at[:m] += self.size[nd]
+            node[:m] = self.parent[nd]
+        return out, starts, lengths
