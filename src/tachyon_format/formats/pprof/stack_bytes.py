@@ -35,43 +35,66 @@ class StackBytes:
                  is_head: npt.NDArray[np.bool_]) -> None:
         n = len(tree)
         self.parent = tree.parent.astype(np.int64)
-        self.depth = tree.depth() if n else np.zeros(0, np.int64)
         frame = tree.frame.astype(np.int64)
         ids = np.asarray(location_of_frame, np.uint64)[frame]
         head = np.asarray(is_head, bool)[frame]
         self.size = np.where(head, varint_sizes(ids), 0)  # 1.
-        self.width = int(self.size.max()) if n else 1
+        self.width = max(int(self.size.max()) if n else 1, 1)
         encoded = np.zeros((n, self.width), np.uint8)
         flat = encoded.reshape(-1)
         encode_varints_at(flat, np.arange(n, dtype=np.int64) * self.width, ids,
                           np.maximum(self.size, 1))
         self.id_bytes = [np.ascontiguousarray(encoded[:, j]) for j in range(self.width)]
-        self.stack_length = (decode_chain_sums(self.size.astype(np.uint64), self.parent.copy())
-                             .astype(np.int64) if n else np.zeros(0, np.int64))
+        if n * self.width < 1 << 32:  # depth and byte length in one pointer-jumping pass
+            sums = decode_chain_sums(self.size.astype(np.uint64) + np.uint64(1 << 32),
+                                     self.parent.copy())
+            self.depth = (sums >> np.uint64(32)).astype(np.int64)
+            self.stack_length = (sums & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        else:
+            self.depth = tree.depth()
+            self.stack_length = decode_chain_sums(self.size.astype(np.uint64),
+                                                  self.parent.copy()).astype(np.int64)
 
-    def of(self, stacks: npt.NDArray[np.integer]
-           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """``(bytes, starts, lengths)``: the packed location ids of each of *stacks* (node
-        ids, -1 for the empty stack) at ``bytes[starts[i]:starts[i] + lengths[i]]``."""
+    @property
+    def spill(self) -> int:
+        """Bytes :meth:`write_at` may write past a stack's end."""
+        return self.width - 1
+
+    def lengths(self, stacks: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+        """Bytes of the packed location ids of each of *stacks* (-1: the empty stack)."""
         stacks = np.asarray(stacks, np.int64)
-        live = stacks >= 0
-        safe = np.where(live, stacks, 0)
-        lengths = np.where(live, self.stack_length[safe] if safe.size and len(self.depth)
-                           else 0, 0)
-        depth = np.where(live, self.depth[safe] if len(self.depth) else 0, 0)
-        room = lengths + self.width  # 2. the slack takes the bytes past the last id
-        starts = np.zeros(stacks.size, np.int64)
-        np.cumsum(room[:-1], out=starts[1:])
-        out = np.empty(int(room.sum()), np.uint8)
-        order = np.argsort(-depth, kind="stable")
+        if not self.stack_length.size:
+            return np.zeros(stacks.size, np.int64)
+        return np.where(stacks >= 0, self.stack_length[np.maximum(stacks, 0)], 0)
+
+    def write_at(self, out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
+                 stacks: npt.NDArray[np.integer]) -> None:
+        """3. The packed location ids of each of *stacks* at ``out[at[i]:]``, and up to
+        :attr:`spill` bytes of no meaning after each."""
+        stacks = np.asarray(stacks, np.int64)
+        if not self.depth.size:
+            return
+        depth = np.where(stacks >= 0, self.depth[np.maximum(stacks, 0)], 0)
+        order = np.argsort(-depth, kind="stable")  # 2. deepest first
         walking = count_longer_than(depth[order])
         node = stacks[order]
-        at = starts[order]
-        for m in walking.tolist():  # 3.
+        at = np.asarray(at, np.int64)[order]
+        for m in walking.tolist():
             nd = node[:m]
             p = at[:m]
             for j, column in enumerate(self.id_bytes):
                 out[p + j if j else p] = column[nd]
             at[:m] += self.size[nd]
             node[:m] = self.parent[nd]
+
+    def of(self, stacks: npt.NDArray[np.integer]
+           ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(bytes, starts, lengths)``: the packed location ids of each of *stacks* (node
+        ids, -1 for the empty stack) at ``bytes[starts[i]:starts[i] + lengths[i]]``."""
+        lengths = self.lengths(stacks)
+        room = lengths + self.width  # 2. the slack takes the bytes past the last id
+        starts = np.zeros(room.size, np.int64)
+        np.cumsum(room[:-1], out=starts[1:])
+        out = np.empty(int(room.sum()), np.uint8)
+        self.write_at(out, starts, stacks)
         return out, starts, lengths

@@ -15,6 +15,7 @@ Options and what is kept or lost: docs/formats/pprof.md.
 
 from __future__ import annotations
 
+import functools
 import os
 import zlib
 from collections.abc import Iterator
@@ -256,17 +257,11 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     for first in range(0, rows.size, SAMPLES_PER_CHUNK):
         last = min(first + SAMPLES_PER_CHUNK, rows.size)
         n = last - first
-        # the chunk's distinct stacks, their location ids packed once each
-        distinct, u = np.unique(stack[first:last], return_inverse=True)
-        u = u.ravel()
-        payload, starts, lengths = stack_bytes.of(distinct)
+        parts = [_stack_part(stack_bytes, stack[first:last])]
         value_bytes, value_offsets = encode_packed(
             values[first:last].reshape(-1).view(np.uint64),
             np.arange(n + 1, dtype=np.int64) * num_types)
-        parts = [
-            Part(0x0A, payload=payload, starts=starts[u], lengths=lengths[u]),
-            Part.of(0x12, value_bytes, value_offsets),
-        ]
+        parts.append(Part.of(0x12, value_bytes, value_offsets))  # (after the stacks' spill)
         if other is not None:
             parts.append(Part(0, payload=label_bytes, starts=label_starts[first:last],
                               lengths=label_lengths[first:last], raw=True))
@@ -286,6 +281,24 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
             parts.append(Part.of(0, message, moffsets, raw=True))
         out, _ = encode_messages(n, parts, field_key=SAMPLE_KEY)
         yield out.tobytes()
+
+
+def _stack_part(stack_bytes: StackBytes, stack: np.ndarray) -> Part:
+    """The ``location_id`` field of samples with the given stacks: written in place when
+    most stacks differ (an aggregated profile); else each distinct stack packed once and
+    copied (samples one per tick, mostly on the same few stacks)."""
+    distinct, u = np.unique(stack, return_inverse=True)
+    if 2 * distinct.size > stack.size:
+        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+                    fill=functools.partial(_fill_stacks, stack_bytes, stack))
+    u = u.ravel()
+    payload, starts, lengths = stack_bytes.of(distinct)
+    return Part(0x0A, payload=payload, starts=starts[u], lengths=lengths[u])
+
+
+def _fill_stacks(stack_bytes: StackBytes, stack: np.ndarray, out: np.ndarray,
+                 at: np.ndarray, here: np.ndarray) -> None:
+    stack_bytes.write_at(out, at, stack[here])
 
 
 def _label_blocks(plan: dict[str, Any]):
