@@ -3,7 +3,8 @@ prints ``BENCH-RESULT <json>`` like ``worker.py``, whose peak-memory helpers it 
 
 ``cpython-collector TACHYON OUT``  (CPython 3.15) ``BinaryReader.replay()`` into the Python
                                    collector of ``pprof_collector.py``, gzip'd pprof to OUT
-``ours-from-tachyon TACHYON OUT [--timestamps]``  ``write(read(TACHYON), OUT)`` as pprof
+``ours-from-tachyon TACHYON OUT [--timestamps]``  ``write(read(TACHYON, aggregate=True), OUT)``
+                                   as pprof (``aggregate=False`` with ``--timestamps``)
 ``ours-read PPROF [--tracemalloc]``  ``read(PPROF)`` into columns
 ``ours-reencode PPROF OUT``          ``write(read(PPROF), OUT)``: what ``go tool pprof -proto``
                                      does
@@ -64,7 +65,8 @@ def run(args) -> dict:
     t0 = time.perf_counter()
     out: dict = {}
     if args.command == "ours-from-tachyon":
-        profile = tf.read(args.source)
+        # counted as read unless each sample is written with its time
+        profile = tf.read(args.source, aggregate=not args.timestamps)
         tf.write(profile, args.out, format="pprof", timestamps=args.timestamps)
         out["samples"] = len(profile.samples)
     elif args.command == "ours-read":

@@ -288,7 +288,8 @@ def _stack_part(stack_bytes: StackBytes, stack: np.ndarray) -> Part:
     most stacks differ (an aggregated profile); else each distinct stack packed once and
     copied (samples one per tick, mostly on the same few stacks)."""
     distinct, u = np.unique(stack, return_inverse=True)
-    if 2 * distinct.size > stack.size:
+    # (the values field after it has 3 bytes at least, to take the spill)
+    if 2 * distinct.size > stack.size and stack_bytes.spill <= 3:
         return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
                     fill=functools.partial(_fill_stacks, stack_bytes, stack))
     u = u.ravel()
