@@ -7,6 +7,7 @@ to that format's module. The command line calls only these.
 
 from __future__ import annotations
 
+import inspect
 import io
 import os
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any, BinaryIO
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
 from .model import Profile
+from .model.aggregate import aggregate_samples
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
@@ -32,11 +34,22 @@ def sniff(source: Source) -> str | None:
     return _sniff_head(head)
 
 
-def read(source: Source, *, format: str | None = None, **options: Any) -> Profile:
+def read(source: Source, *, format: str | None = None, aggregate: bool = False,
+         **options: Any) -> Profile:
     """The whole profile in *source* as columns. *options* go to the format's reader (for
-    Tachyon: ``threads``, ``chunk_size``). Raises :class:`FormatError` for malformed input."""
+    Tachyon: ``threads``, ``chunk_size``). Raises :class:`FormatError` for malformed input.
+
+    *aggregate*: one sample row per distinct (thread, stack, status) with its summed weight
+    as ``values``, no timestamps (:func:`~tachyon_format.model.aggregate.aggregate_samples`);
+    a reader that takes ``aggregate`` itself (Tachyon: counted while decoding, rows in
+    order of first appearance) does it, others read every sample first."""
     chosen, source = _format_of(source, format, "read")
-    return chosen.verb("read")(source, **options)
+    reader = chosen.verb("read")
+    if not aggregate:
+        return reader(source, **options)
+    if "aggregate" in inspect.signature(reader).parameters:
+        return reader(source, aggregate=True, **options)
+    return aggregate_samples(reader(source, **options))
 
 
 def iter_batches(source: Source, *, format: str | None = None,
