@@ -707,6 +707,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--skip-batches", action="store_true")
     ap.add_argument("--skip-writer", action="store_true")
     ap.add_argument("--skip-pprof", action="store_true")
+    ap.add_argument("--pprof-convert-only", action="store_true",
+                    help="pprof: time the conversions only, not reading pprof back")
     ap.add_argument("--pprof-baseline", type=Path,
                     help="a checkout of an earlier commit: its Tachyon -> pprof timed in turn "
                          "with ours and CPython's (before / after)")

@@ -100,6 +100,8 @@ def _measure_one(bench, ref, env, dev, source: Path, tmp: Path, home: Path, args
             dev, ["ours-read-tachyon", str(source), "--aggregate"]))])
     row["aggregate_read"] = {"cpython_replay": replay, "ours_read": full,
                              "ours_aggregate": counted}
+    if getattr(args, "pprof_convert_only", False):
+        return row
     _ours(dev, ["ours-from-tachyon", str(source), str(out["ts"]), "--timestamps"])
     for kind in ("ours", "ts"):
         if out[kind].exists():

@@ -14,7 +14,7 @@ import tachyon_format
 from tachyon_format.formats.pprof import writer
 from tachyon_format.formats.pprof.stack_bytes import StackBytes
 from tachyon_format.formats.pprof.writer import dumps
-from tachyon_format.kernels.protowire import Part, encode_messages
+from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.model import Stacks
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.models import canonical as uleb128
@@ -94,7 +94,8 @@ def test_stacks_written_in_place_equal_the_copied_ones(case, values):
     if packed.spill > 3:
         return  # (the writer copies such stacks)
     n = picks.size
-    value_part = Part(0x10, values=np.array(values, np.uint64))
+    # (as the writer's: a packed field, 3 bytes at least, to take the spill)
+    value_part = Part.of(0x12, *encode_packed(np.array(values, np.uint64), np.arange(n + 1)))
     in_place = Part(0x0A, lengths=packed.lengths(picks), spill=packed.spill,
                     fill=lambda out, at, here: packed.write_at(out, at, picks[here]))
     payload, starts, lengths = packed.of(picks)
