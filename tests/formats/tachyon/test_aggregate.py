@@ -100,11 +100,11 @@ def test_aggregated_read_is_the_aggregate_of_the_full_read(path, monkeypatch):
     assert sorted_rows(swapped) == sorted_rows(aggregated)
 
 
-def test_thread_rows_past_the_packed_key(monkeypatch):
-    """More thread rows than the packed key holds: grouped with lexsort, same counts."""
+def test_keys_too_wide_to_pack_are_lexsorted(monkeypatch):
+    """Keys wider than the packed int64 (huge stack or thread tables): lexsort, same rows."""
     path = DATA_DIR / "threads_wall_zstd.bin"
     expected = sorted_rows(tachyon_format.read(path, aggregate=True))
-    monkeypatch.setattr(counting, "THREAD_BITS", 0)
+    monkeypatch.setattr(counting, "KEY_BITS", 0)
     monkeypatch.setattr(counting, "COMPACT_ROWS", 3)
     assert sorted_rows(tachyon_format.read(path, aggregate=True)) == expected
 

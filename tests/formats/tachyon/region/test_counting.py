@@ -14,13 +14,13 @@ RECORD = st.tuples(st.integers(0, 3), st.integers(-1, 5), st.lists(st.sampled_fr
 BATCHES = st.lists(st.lists(RECORD, max_size=8), max_size=6)
 
 
-@given(BATCHES, st.sampled_from([1, 4, 1 << 18]), st.sampled_from([0, 24]))
-def test_counts_and_first_appearance_order(batches, compact_rows, thread_bits):
+@given(BATCHES, st.sampled_from([1, 4, 1 << 18]), st.sampled_from([0, 63]))
+def test_counts_and_first_appearance_order(batches, compact_rows, key_bits):
     """Records of (thread, stack, statuses of its samples), REPEATs of many samples and
     records of none among them: every distinct row once, in order of its first sample,
     whether rows are grouped after every batch or at the end, packed or lexsorted."""
-    original = counting.COMPACT_ROWS, counting.THREAD_BITS
-    counting.COMPACT_ROWS, counting.THREAD_BITS = compact_rows, thread_bits
+    original = counting.COMPACT_ROWS, counting.KEY_BITS
+    counting.COMPACT_ROWS, counting.KEY_BITS = compact_rows, key_bits
     try:
         counts = SampleCounts()
         expected: dict[tuple[int, int, int], int] = {}
@@ -35,7 +35,7 @@ def test_counts_and_first_appearance_order(batches, compact_rows, thread_bits):
                     expected[(t, s, value)] = expected.get((t, s, value), 0) + 1
         out = counts.finish()
     finally:
-        counting.COMPACT_ROWS, counting.THREAD_BITS = original
+        counting.COMPACT_ROWS, counting.KEY_BITS = original
     got = list(zip(out["thread"].tolist(), out["stack"].tolist(), out["status"].tolist(),
                    strict=True))
     assert got == list(expected)

@@ -12,7 +12,8 @@ clocks. Vectorised, per batch of records:
 2. *Pending rows*: the runs' (stack, thread, status) keys, lengths and first sample index
    are kept until there are more of them than twice the distinct rows so far (and at least
    :data:`COMPACT_ROWS`); then everything is grouped with one sort (3.).
-3. *Grouping*: rows sorted by one packed int64 key (``stack + 1``, thread, status),
+3. *Grouping*: rows sorted by one packed int64 key (``stack + 1``, thread, status, and the
+   row number under them: ``np.sort`` of the keys, about twice as fast as an argsort),
    counts summed and the first sample of each group kept, so that :meth:`SampleCounts.finish`
    gives the rows in order of first appearance, as a writer grouping the samples would.
 
@@ -25,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 COMPACT_ROWS = 1 << 18  # pending rows before a grouping, at least (32 bytes each)
-THREAD_BITS = 24  # thread rows below 2**24 pack into one key with the stack and status
+KEY_BITS = 63  # a key of more bits (huge stack or thread tables) is sorted with lexsort
 
 __all__ = ["SampleCounts"]
 
@@ -53,13 +54,15 @@ class SampleCounts:
             return
         has = np.flatnonzero(nsamp)
         record_first = np.cumsum(nsamp[has]) - nsamp[has]
-        cut = np.empty(n, bool)  # 1. a run starts at a record's first sample or a new status
+        begins = np.zeros(n, bool)  # 1. a run starts at a record's first sample ...
+        begins[record_first] = True
+        cut = np.empty(n, bool)  # ... or at a new status
         cut[0] = True
         np.not_equal(status[1:], status[:-1], out=cut[1:])
-        cut[record_first] = True
+        cut |= begins
         starts = np.flatnonzero(cut)
         lengths = np.diff(starts, append=n)
-        record = has[np.searchsorted(record_first, starts, side="right") - 1]
+        record = has[np.cumsum(begins[starts]) - 1]
         self._pending.append((stack[record], thread[record], status[starts], lengths,
                               starts + self.size))  # 2.
         self._num_pending += starts.size
@@ -71,7 +74,8 @@ class SampleCounts:
         """The distinct rows in order of first appearance: ``stack``, ``thread``,
         ``status`` and ``values`` (the counts, shape ``(rows, 1)``, int64)."""
         self._group()
-        order = np.argsort(self._first, kind="stable")
+        order = (_sorted_rows(self._first.copy(), max(self._first.size - 1, 0).bit_length())
+                 if self._first.size else np.zeros(0, np.intp))
         return {"stack": self._stack[order], "thread": self._thread[order],
                 "status": self._status[order], "values": self._count[order, None]}
 
@@ -99,11 +103,26 @@ class SampleCounts:
 
 
 def _sort_order(stack: np.ndarray, thread: np.ndarray, status: np.ndarray) -> np.ndarray:
-    """An order that sorts the rows by (stack, thread, status): one packed int64 key while
-    the thread rows fit :data:`THREAD_BITS`, else ``lexsort``."""
-    if thread.size and int(thread.max()) >= 1 << THREAD_BITS:
+    """An order that sorts the rows by (stack, thread, status): one packed key of the three
+    and the row number, sorted by value (faster than an argsort), while they fit 63 bits;
+    else ``lexsort``."""
+    n = stack.size
+    widths = (int(stack.max()) + 1).bit_length(), int(thread.max()).bit_length(), 8
+    row_bits = max(n - 1, 0).bit_length()
+    if sum(widths) + row_bits > KEY_BITS:
         return np.lexsort((status, thread, stack))
-    key = (stack.astype(np.int64) + 1) << (THREAD_BITS + 8)
-    key |= thread.astype(np.int64) << 8
-    key |= status
-    return np.argsort(key)
+    key = stack.astype(np.int64) + 1
+    for column, width in zip((thread, status), widths[1:], strict=True):
+        key <<= width
+        key |= column
+    return _sorted_rows(key, row_bits)
+
+
+def _sorted_rows(key: np.ndarray, row_bits: int) -> np.ndarray:
+    """The rows of *key* (non-negative int64 below ``2**(63 - row_bits)``) in order of
+    value, ties in row order: the row number packed under the key, then sorted."""
+    key <<= row_bits
+    key |= np.arange(key.size, dtype=np.int64)
+    key.sort()
+    key &= (1 << row_bits) - 1
+    return key
