@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import queue
-import threading
 import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -82,43 +80,15 @@ def _stream(pieces: Iterator[bytes], f: BinaryIO, compression: str, level: int |
     if compression == "gzip":
         z = zlib.compressobj(GZIP_LEVEL if level is None else level, zlib.DEFLATED,
                              16 + zlib.MAX_WBITS)
-        _in_background(pieces, lambda piece: f.write(z.compress(piece)),
-                       lambda: f.write(z.flush()))
+        for piece in pieces:
+            f.write(z.compress(piece))
+        f.write(z.flush())
         return
     zstd = _zstd()
     c = zstd.ZstdCompressor(ZSTD_LEVEL if level is None else level)
-    _in_background(pieces, lambda piece: f.write(c.compress(piece)), lambda: f.write(c.flush()))
-
-
-def _in_background(pieces: Iterator[bytes], consume, finish) -> None:
-    """``consume`` every piece, then ``finish()``, in a helper thread while the next pieces
-    are made: the compressors let go of the GIL, so compressing a chunk overlaps with
-    encoding the next one on a second CPU. Errors of either side are raised here."""
-    handoff: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            while (piece := handoff.get()) is not None:
-                consume(piece)
-            finish()
-        except BaseException as exc:  # (raised by the caller)
-            failed.append(exc)
-            while handoff.get() is not None:  # let the producer finish
-                pass
-
-    helper = threading.Thread(target=run, name="tachyon-format-compress", daemon=True)
-    helper.start()
-    try:
-        for piece in pieces:
-            if failed:
-                break
-            handoff.put(piece)
-    finally:
-        handoff.put(None)
-        helper.join()
-    if failed:
-        raise failed[0]
+    for piece in pieces:
+        f.write(c.compress(piece))
+    f.write(c.flush())
 
 
 def encode(profile: Profile, *, timestamps: bool = False, time_values: bool = True,
