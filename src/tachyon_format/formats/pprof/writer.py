@@ -176,6 +176,7 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         ns = s.timestamp_us[rows].astype(np.int64) * 1000
         labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
     return {"rows": rows, "values": values, "sample_types": sample_types, "labels": labels,
+            "grouped": counts is not None and not timestamps,
             "facts": facts if facts is not None and _labels_fit(facts, n) else None}
 
 
@@ -257,7 +258,7 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     for first in range(0, rows.size, SAMPLES_PER_CHUNK):
         last = min(first + SAMPLES_PER_CHUNK, rows.size)
         n = last - first
-        parts = [_stack_part(stack_bytes, stack[first:last])]
+        parts = [_stack_part(stack_bytes, stack[first:last], plan["grouped"])]
         value_bytes, value_offsets = encode_packed(
             values[first:last].reshape(-1).view(np.uint64),
             np.arange(n + 1, dtype=np.int64) * num_types)
@@ -283,12 +284,15 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         yield out.tobytes()
 
 
-def _stack_part(stack_bytes: StackBytes, stack: np.ndarray) -> Part:
+def _stack_part(stack_bytes: StackBytes, stack: np.ndarray, grouped: bool) -> Part:
     """The ``location_id`` field of samples with the given stacks: written in place when
-    most stacks differ (an aggregated profile); else each distinct stack packed once and
-    copied (samples one per tick, mostly on the same few stacks)."""
-    distinct, u = np.unique(stack, return_inverse=True)
+    most stacks differ (samples grouped by stack, thread and status); else each distinct
+    stack packed once and copied (samples one per tick, mostly on the same few stacks)."""
     # (the values field after it has 3 bytes at least, to take the spill)
+    if grouped and stack_bytes.spill <= 3:
+        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+                    fill=functools.partial(_fill_stacks, stack_bytes, stack))
+    distinct, u = np.unique(stack, return_inverse=True)
     if 2 * distinct.size > stack.size and stack_bytes.spill <= 3:
         return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
                     fill=functools.partial(_fill_stacks, stack_bytes, stack))
