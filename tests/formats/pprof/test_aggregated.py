@@ -17,9 +17,10 @@ from tachyon_format.formats.pprof.writer import dumps
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.model import Stacks
 from tachyon_format.model.aggregate import aggregate_samples
+from tachyon_format.schema.pprof import message_classes
 from tests.helpers.models import canonical as uleb128
 from tests.helpers.paths import DATA_DIR
-from tests.helpers.pprof import canonical
+from tests.helpers.pprof import canonical, message_of
 
 TACHYON_FILES = sorted(DATA_DIR.glob("*.bin"))
 
@@ -113,3 +114,27 @@ def test_label_combinations_group_like_unique_rows(rows):
     combos, inverse = writer._combinations(columns)
     np.testing.assert_array_equal(combos[inverse], np.stack(columns, axis=1))
     assert len({tuple(r) for r in combos.tolist()}) == len(combos) == len(set(rows))
+
+
+def test_aggregated_pprof_drops_the_labels_of_merged_samples():
+    """Samples with the same stack and other labels, read with aggregate=True: merged into
+    one row, whose count is their sum; their labels, which the model has no column for and
+    which differed, are not written onto the merged rows."""
+    message = message_classes()["Profile"](string_table=["", "samples", "count", "k", "a",
+                                                         "b", "f"])
+    message.sample_type.add(type=1, unit=2)
+    message.function.add(id=1, name=6)
+    message.location.add(id=1).line.add(function_id=1, line=3)
+    message.location.add(id=2).line.add(function_id=1, line=4)
+    for location, value, label in ((1, 2, 4), (1, 5, 5), (2, 7, None)):
+        sample = message.sample.add(location_id=[location], value=[value])
+        if label is not None:
+            sample.label.add(key=3, str=label)
+    data = message.SerializeToString()
+    every = tachyon_format.read(data)
+    counted = tachyon_format.read(data, aggregate=True)
+    assert sorted(counted.samples.values[:, 0].tolist()) == [7, 7]
+    written = message_of(dumps(counted))
+    assert sorted(s.value[0] for s in written.sample) == [7, 7]
+    assert all(not s.label for s in written.sample)
+    assert canonical(dumps(every)) == canonical(data)  # (all rows: the labels are kept)

@@ -222,8 +222,12 @@ def _first_of_each(stack, thread, status):
 
 
 def _labels_fit(facts: PprofFacts, n: int) -> bool:
+    """Whether the kept labels (by sample row) still belong to the profile's rows: not once
+    the rows changed in number (aggregated, ``read(..., aggregate=True)``, or filtered)."""
     sample = facts.columns.get("label_sample")
-    return sample is not None and (sample.size == 0 or int(sample.max()) < n)
+    if sample is None or facts.info.get("num_samples", n) != n:
+        return False
+    return sample.size == 0 or int(sample.max()) < n
 
 
 def _string_label(strings: StringTable, key: str, table: np.ndarray, rows: np.ndarray,
