@@ -717,6 +717,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--skip-pprof", action="store_true")
     ap.add_argument("--skip-convert", action="store_true",
                     help="skip the conversion rows (collapsed, pstats vs CPython's replay)")
+    ap.add_argument("--pprof-convert-only", action="store_true",
+                    help="pprof: time the conversions only, not reading pprof back")
+    ap.add_argument("--pprof-baseline", type=Path,
+                    help="a checkout of an earlier commit: its Tachyon -> pprof timed in turn "
+                         "with ours and CPython's (before / after)")
     ap.add_argument("--batch-input", help="input for iter_batches (mixed-20m; quick: mixed-1m)")
     ap.add_argument("--batch-sizes", default="100000,1000000")
     ap.add_argument("--reference-python", help="CPython 3.15 (else $TACHYON_REFERENCE_PYTHON)")

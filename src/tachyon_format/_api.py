@@ -49,8 +49,9 @@ def read(source: Source, *, format: str | None = None, aggregate: bool = False,
 
     ``aggregate=True``: one sample row per distinct (thread, stack, status) with the summed
     weights as ``values`` and no timestamps (:func:`~tachyon_format.model.aggregate.
-    aggregate_samples`): all that outputs without a timeline need, in less memory, and read
-    straight into counts where the format's reader can."""
+    aggregate_samples`): all that outputs without a timeline need. A format with a
+    ``read_aggregated`` verb counts while decoding (Tachyon: rows in order of first
+    appearance, memory by distinct rows); others read every sample first."""
     chosen, source = _format_of(source, format, "read")
     if aggregate:
         direct = chosen.verb("read_aggregated")

@@ -3,8 +3,11 @@ prints ``BENCH-RESULT <json>`` like ``worker.py``, whose peak-memory helpers it 
 
 ``cpython-collector TACHYON OUT``  (CPython 3.15) ``BinaryReader.replay()`` into the Python
                                    collector of ``pprof_collector.py``, gzip'd pprof to OUT
-``ours-from-tachyon TACHYON OUT [--timestamps]``  ``write(read(TACHYON), OUT)`` as pprof
+``ours-from-tachyon TACHYON OUT [--timestamps] [--full-read]``
+                                   ``write(read(TACHYON, aggregate=True), OUT)`` as pprof
+                                   (every sample read with ``--timestamps`` or ``--full-read``)
 ``ours-read PPROF [--tracemalloc]``  ``read(PPROF)`` into columns
+``ours-read-tachyon TACHYON [--aggregate]``  ``read(TACHYON, aggregate=...)``
 ``ours-reencode PPROF OUT``          ``write(read(PPROF), OUT)``: what ``go tool pprof -proto``
                                      does
 Time and memory are taken after the imports.
@@ -28,11 +31,15 @@ from worker import PeakRss, _import_ours, emit  # noqa: E402
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["cpython-collector", "ours-from-tachyon", "ours-read",
-                                        "ours-reencode"])
+                                        "ours-reencode", "ours-read-tachyon"])
     ap.add_argument("source")
     ap.add_argument("out", nargs="?")
     ap.add_argument("--timestamps", action="store_true")
     ap.add_argument("--tracemalloc", action="store_true")
+    ap.add_argument("--aggregate", action="store_true")
+    ap.add_argument("--full-read", action="store_true",
+                    help="ours-from-tachyon through read() of every sample (the path before "
+                         "read(aggregate=True); for an earlier checkout)")
     args = ap.parse_args(argv)
     try:
         emit(run(args))
@@ -55,6 +62,7 @@ def run(args) -> dict:
         return {"status": "ok", "wall_s": wall, "samples": samples, **peak.stop(),
                 "out_bytes": os.path.getsize(args.out)}
     from tachyon_format.formats.pprof import reader, writer  # noqa: F401 - warm imports
+    from tachyon_format.formats.tachyon import reader as _  # noqa: F401 - as CPython's are
 
     if args.tracemalloc:
         import tracemalloc
@@ -64,8 +72,15 @@ def run(args) -> dict:
     t0 = time.perf_counter()
     out: dict = {}
     if args.command == "ours-from-tachyon":
-        profile = tf.read(args.source)
+        # counted as read unless each sample is written with its time
+        if args.timestamps or args.full_read:
+            profile = tf.read(args.source)
+        else:
+            profile = tf.read(args.source, aggregate=True)
         tf.write(profile, args.out, format="pprof", timestamps=args.timestamps)
+        out["samples"] = len(profile.samples)
+    elif args.command == "ours-read-tachyon":
+        profile = tf.read(args.source, aggregate=args.aggregate)
         out["samples"] = len(profile.samples)
     elif args.command == "ours-read":
         profile = tf.read(args.source, format="pprof")

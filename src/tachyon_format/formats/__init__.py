@@ -66,7 +66,8 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format("tachyon", "CPython 3.15 sampling-profiler binary (profiling.sampling --binary)",
                (".bin", ".tachyon"), "tachyon_format.formats.tachyon",
-               {"sniff": "sniff", "read": "reader:read", "iter_batches": "reader:iter_batches",
+               {"sniff": "sniff", "read": "reader:read",
+                "read_aggregated": "reader:read_aggregated", "iter_batches": "reader:iter_batches",
                 "write": "writer:write", "validate": "validation:validate",
                 "info": "file:info"}, timeline=True),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "

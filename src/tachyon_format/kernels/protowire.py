@@ -13,6 +13,7 @@ Errors are :class:`WireError` with the byte offset, for the caller to name the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -320,7 +321,13 @@ class Part:
     unless ``keep_zero``), or a LEN field whose payload for message ``i`` is
     ``payload[starts[i]:starts[i] + lengths[i]]`` (left out where empty unless
     ``keep_zero``), or with ``raw`` those bytes as they are (fields encoded already, e.g. the
-    occurrences of a repeated field). A message holds at most one occurrence of a part."""
+    occurrences of a repeated field). A message holds at most one occurrence of a part.
+
+    A LEN part may give ``fill`` instead of ``payload`` and ``starts``: ``fill(out, at,
+    here)`` writes the payloads of the messages ``here`` (indices) at ``out[at[k]:]``
+    itself, saving a copy. It may write up to ``spill`` bytes past a payload's end: a later
+    part of the same message must always be present, with that many bytes at least, to
+    overwrite them."""
 
     key: int
     values: npt.NDArray[np.uint64] | None = None
@@ -329,6 +336,9 @@ class Part:
     lengths: npt.NDArray[np.int64] | None = None
     keep_zero: bool = False
     raw: bool = False
+    fill: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.intp]],
+                   None] | None = None
+    spill: int = 0
 
     @classmethod
     def of(cls, key: int, payload: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64],
@@ -367,7 +377,8 @@ def encode_messages(n: int, parts: list[Part], field_key: int | None = None
         per_message = body + head
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(per_message, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), np.uint8)
+    spill = max((part.spill for part in parts), default=0)
+    out = np.empty(int(offsets[-1]) + spill, np.uint8)
     at = offsets[:-1].copy()
     if field_key is not None:
         out[at] = field_key
@@ -387,10 +398,13 @@ def encode_messages(n: int, parts: list[Part], field_key: int | None = None
                 lsize = varint_sizes(length.astype(np.uint64))
                 encode_varints_at(out, pos + 1, length.astype(np.uint64), lsize)
                 pos = pos + 1 + lsize
-            src = decode_ragged_ranges(np.asarray(part.starts, np.int64)[here], length)
-            out[decode_ragged_ranges(pos, length)] = part.payload[src]
+            if part.fill is not None:
+                part.fill(out, pos, here)
+            else:
+                src = decode_ragged_ranges(np.asarray(part.starts, np.int64)[here], length)
+                out[decode_ragged_ranges(pos, length)] = part.payload[src]
         at += size
-    return out, offsets
+    return out[:out.size - spill] if spill else out, offsets
 
 
 def encode_packed(values: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]

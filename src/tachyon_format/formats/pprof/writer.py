@@ -15,6 +15,7 @@ Options and what is kept or lost: docs/formats/pprof.md.
 
 from __future__ import annotations
 
+import functools
 import os
 import zlib
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ import numpy as np
 
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.kernels.segments import unique_inverse
-from tachyon_format.model import Profile
+from tachyon_format.model import SAMPLES_COUNT, Profile
 
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
 from .facts import (
@@ -37,6 +38,7 @@ from .facts import (
     PprofFacts,
 )
 from .labels import status_name
+from .stack_bytes import StackBytes
 from .tables import StringTable, encode_head, encode_tables
 
 SAMPLES_PER_CHUNK = 1 << 16
@@ -132,20 +134,26 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
         return mapped is None or concept in mapped
 
     has_threads = len(profile.threads) > 0 and emit("thread_id")
-    if s.values is not None:
+    weights = _sample_counts(profile, facts)
+    if s.values is not None and weights is None:
         rows = np.arange(n)
         values = s.values
         counts = None
         sample_types = meta.sample_types
         with_time = s.timestamp_us is not None and (timestamps or emit("timestamp"))
     elif timestamps:
-        rows, counts = np.arange(n), np.ones(n, np.int64)
+        rows = np.arange(n)
+        counts = np.ones(n, np.int64) if weights is None else weights.astype(np.int64)
         with_time = s.timestamp_us is not None
     else:
         rows, group = _first_of_each(s.stack, s.thread, s.status)
-        counts = np.bincount(group, minlength=rows.size)
+        if weights is None:
+            counts = np.bincount(group, minlength=rows.size)
+        else:
+            counts = np.zeros(rows.size, np.int64)
+            np.add.at(counts, group, weights)
         with_time = False
-    if s.values is None:
+    if s.values is None or weights is not None:
         sample_types = meta.sample_types
         columns = [counts]
         if time_values and meta.period > 0 and meta.period_type is not None:
@@ -157,18 +165,31 @@ def _plan(profile: Profile, facts: PprofFacts | None, strings: StringTable, time
     labels: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
     thread = s.thread[rows]
     if has_threads and (thread >= 0).all():
-        tid = profile.threads.thread_id[thread]
-        labels.append(_string_label(strings, THREAD_ID, tid))
+        labels.append(_string_label(strings, THREAD_ID, profile.threads.thread_id, thread))
         if emit("interpreter_id"):
             labels.append(_string_label(strings, INTERPRETER_ID,
-                                        profile.threads.interpreter_id[thread]))
+                                        profile.threads.interpreter_id, thread))
     if s.status is not None and emit("status"):
-        labels.append(_string_label(strings, THREAD_STATUS, s.status[rows], status_name))
+        labels.append(_string_label(strings, THREAD_STATUS, np.arange(256), s.status[rows],
+                                    status_name))
     if with_time:
         ns = s.timestamp_us[rows].astype(np.int64) * 1000
         labels.append((strings.add(TIMESTAMP), None, ns, strings.add(NANOSECONDS)))
     return {"rows": rows, "values": values, "sample_types": sample_types, "labels": labels,
+            "grouped": counts is not None and not timestamps,
             "facts": facts if facts is not None and _labels_fit(facts, n) else None}
+
+
+def _sample_counts(profile: Profile, facts: PprofFacts | None) -> np.ndarray | None:
+    """The number of samples each row stands for, when a profile not read from pprof has
+    only a ``samples``/``count`` value (an aggregated one, ``read(..., aggregate=True)``):
+    written as the samples it counts. None otherwise (rows counting once, or values of
+    their own)."""
+    values = profile.samples.values
+    if values is None or facts is not None or tuple(profile.meta.sample_types) != (
+            SAMPLES_COUNT,):
+        return None
+    return values[:, 0]
 
 
 def _first_of_each(stack, thread, status):
@@ -201,14 +222,26 @@ def _first_of_each(stack, thread, status):
 
 
 def _labels_fit(facts: PprofFacts, n: int) -> bool:
+    """Whether the kept labels (by sample row) still belong to the profile's rows: not once
+    the rows changed in number (aggregated, ``read(..., aggregate=True)``, or filtered)."""
     sample = facts.columns.get("label_sample")
-    return sample is not None and (sample.size == 0 or int(sample.max()) < n)
+    if sample is None or facts.info.get("num_samples", n) != n:
+        return False
+    return sample.size == 0 or int(sample.max()) < n
 
 
-def _string_label(strings: StringTable, key: str, values: np.ndarray, name=str):
-    distinct, inverse = np.unique(values, return_inverse=True)
+def _string_label(strings: StringTable, key: str, table: np.ndarray, rows: np.ndarray,
+                  name=str):
+    """A string label of every sample: the value of ``table[rows]`` as text, a string index
+    each. Vectorised over the small *table* (threads, statuses): the strings of the values
+    that occur are added in order of value, each once."""
+    present = np.zeros(table.size, bool)
+    present[rows] = True
+    distinct, where = np.unique(table[present], return_inverse=True)
     index = np.asarray([strings.add(name(int(v))) for v in distinct.tolist()], np.int64)
-    return strings.add(key), index[inverse.ravel()], None, 0
+    of_row = np.zeros(table.size, np.int64)
+    of_row[present] = index[where.ravel()]
+    return strings.add(key), of_row[rows], None, 0
 
 
 # --- samples at the wire level ------------------------------------------------------------------
@@ -219,8 +252,7 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     rows, values = plan["rows"], plan["values"]
     labels = [label for label in plan["labels"] if label[2] is not None]  # per-sample ones
     stack = profile.samples.stack[rows]
-    tree = profile.stacks
-    depth = tree.depth() if len(tree) else np.zeros(0, np.int64)
+    stack_bytes = StackBytes(profile.stacks, location_of_frame, is_head)
     num_types = values.shape[1]
     blocks = _label_blocks(plan)
     other = plan["facts"]
@@ -230,19 +262,11 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
     for first in range(0, rows.size, SAMPLES_PER_CHUNK):
         last = min(first + SAMPLES_PER_CHUNK, rows.size)
         n = last - first
-        # the chunk's distinct stacks, their location ids packed once each
-        distinct, u = np.unique(stack[first:last], return_inverse=True)
-        u = u.ravel()
-        stack_bytes, stack_byte_offsets = _packed_stacks(tree, depth, distinct,
-                                                         location_of_frame, is_head)
+        parts = [_stack_part(stack_bytes, stack[first:last], plan["grouped"])]
         value_bytes, value_offsets = encode_packed(
             values[first:last].reshape(-1).view(np.uint64),
             np.arange(n + 1, dtype=np.int64) * num_types)
-        parts = [
-            Part(0x0A, payload=stack_bytes, starts=stack_byte_offsets[u],
-                 lengths=stack_byte_offsets[u + 1] - stack_byte_offsets[u]),
-            Part.of(0x12, value_bytes, value_offsets),
-        ]
+        parts.append(Part.of(0x12, value_bytes, value_offsets))  # (after the stacks' spill)
         if other is not None:
             parts.append(Part(0, payload=label_bytes, starts=label_starts[first:last],
                               lengths=label_lengths[first:last], raw=True))
@@ -264,28 +288,26 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         yield out.tobytes()
 
 
-def _packed_stacks(tree, depth, ids, location_of_frame, is_head):
-    """The packed ``location_id`` runs of the stacks *ids* (innermost first): the frames
-    that start a location, walked up the tree one level per round (``Stacks.to_csr`` with
-    the depths computed once for all chunks)."""
-    live = ids >= 0
-    length = np.zeros(ids.size, np.int64)
-    length[live] = depth[ids[live]]
-    offsets = np.zeros(ids.size + 1, np.int64)
-    np.cumsum(length, out=offsets[1:])
-    frames = np.empty(int(offsets[-1]), np.int32)
-    rows = np.flatnonzero(live)
-    node, at = ids[rows].astype(np.int64), offsets[rows]
-    while rows.size:
-        frames[at] = tree.frame[node]
-        node = tree.parent[node].astype(np.int64)
-        keep = np.flatnonzero(node >= 0)
-        rows, node, at = rows[keep], node[keep], at[keep] + 1
-    head = is_head[frames]
-    running = np.zeros(frames.size + 1, np.int64)
-    np.cumsum(head, out=running[1:])
-    kept = running[offsets]  # location ids before each stack's first
-    return encode_packed(location_of_frame[frames[head]].astype(np.uint64), kept)
+def _stack_part(stack_bytes: StackBytes, stack: np.ndarray, grouped: bool) -> Part:
+    """The ``location_id`` field of samples with the given stacks: written in place when
+    most stacks differ (samples grouped by stack, thread and status); else each distinct
+    stack packed once and copied (samples one per tick, mostly on the same few stacks)."""
+    # (the values field after it has 3 bytes at least, to take the spill)
+    if grouped and stack_bytes.spill <= 3:
+        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+                    fill=functools.partial(_fill_stacks, stack_bytes, stack))
+    distinct, u = np.unique(stack, return_inverse=True)
+    if 2 * distinct.size > stack.size and stack_bytes.spill <= 3:
+        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+                    fill=functools.partial(_fill_stacks, stack_bytes, stack))
+    u = u.ravel()
+    payload, starts, lengths = stack_bytes.of(distinct)
+    return Part(0x0A, payload=payload, starts=starts[u], lengths=lengths[u])
+
+
+def _fill_stacks(stack_bytes: StackBytes, stack: np.ndarray, out: np.ndarray,
+                 at: np.ndarray, here: np.ndarray) -> None:
+    stack_bytes.write_at(out, at, stack[here])
 
 
 def _label_blocks(plan: dict[str, Any]):
@@ -295,10 +317,7 @@ def _label_blocks(plan: dict[str, Any]):
     string_labels = [label for label in plan["labels"] if label[2] is None]
     if not string_labels:
         return None
-    values = np.stack([label[1] for label in string_labels], axis=1)
-    combos, first, inverse = np.unique(values, axis=0, return_index=True,
-                                       return_inverse=True)
-    plan["block_of_row"] = inverse.ravel()
+    combos, plan["block_of_row"] = _combinations([label[1] for label in string_labels])
     m = combos.shape[0]
     parts = []
     for j, (key, _, _, _) in enumerate(string_labels):
@@ -307,6 +326,36 @@ def _label_blocks(plan: dict[str, Any]):
             Part(0x10, values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
         parts.append(Part.of(0, message, moffsets, raw=True))
     return encode_messages(m, parts)
+
+
+def _combinations(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of small non-negative integer *columns* (shape ``(m, columns)``)
+    and the row of each sample among them: one mixed-radix key per sample, grouped with a
+    table over the keys when the key range is small (no sort), else by sorting."""
+    n = columns[0].size
+    radix = [int(c.max()) + 1 if n else 1 for c in columns]
+    if float(np.prod(radix, dtype=np.float64)) >= 2.0**62:
+        combos, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        return combos, inverse.ravel()
+    key = np.zeros(n, np.int64)
+    for c, r in zip(columns, radix, strict=True):
+        key *= r
+        key += c
+    span = int(np.prod(radix, dtype=np.int64))
+    if span <= 4 * n + 1024:
+        present = np.zeros(span, bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        code = np.zeros(span, np.int64)
+        code[distinct] = np.arange(distinct.size)
+        inverse = code[key]
+    else:
+        distinct, _, inverse = unique_inverse(key)
+    combos = np.empty((distinct.size, len(columns)), np.int64)
+    rest = distinct.astype(np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        rest, combos[:, j] = np.divmod(rest, radix[j])
+    return combos, inverse
 
 
 def encode_kept_labels(facts: PprofFacts, n: int):

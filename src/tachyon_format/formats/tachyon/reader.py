@@ -25,6 +25,7 @@ from tachyon_format.schema import tachyon as spec
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, open_file
 from .region.columns import GrowingColumns
+from .region.counting import SampleCounts
 from .region.decoder import SampleDecoder
 from .settings import MAX_DECOMPRESSED_SIZE
 from .tables import frame_strings_ok
@@ -37,8 +38,15 @@ def read(
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     threads: bool | None = None,
+    aggregate: bool = False,
 ) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
+
+    *aggregate*: one sample row per distinct (thread, stack, status) instead, in order of
+    first appearance, with its number of samples as ``values`` (sample type
+    ``samples``/``count``) and no timestamps; the tables, ``meta`` and ``extras`` are those
+    of the full read. The samples are counted as they are decoded
+    (:mod:`.region.counting`): memory grows with the distinct rows, not the samples.
 
     *threads*: whether a helper thread finds the next stretch of records while the current
     one is decoded (the result is the same either way); by default, when this process may
@@ -49,7 +57,8 @@ def read(
     with :func:`~.file.open_file` (it is then left open)."""
     with _opened(source) as meta:
         decoder = _decoder(meta, threads)
-        samples = GrowingColumns.samples(_sample_capacity(meta))
+        samples = (SampleCounts() if aggregate
+                   else GrowingColumns.samples(_sample_capacity(meta)))
         records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
@@ -202,3 +211,8 @@ def _take_all(pending: GrowingColumns, pending_records: GrowingColumns) -> tuple
     """Every pending sample and record, those after the last sample included."""
     return Samples(**pending.take(pending.size)), Records(**pending_records.take(
         pending_records.size))
+
+
+def read_aggregated(source: Source | TachyonFile, **options) -> Profile:
+    """:func:`read` with ``aggregate=True`` (the registry's ``read_aggregated`` verb)."""
+    return read(source, aggregate=True, **options)

@@ -26,6 +26,8 @@ sequential reader, and the decoder hands them over listing their whole new stack
 6. *Columns*: the records and samples appended to the caller's columns, in blocks of
    samples (:func:`.records.sample_blocks`): fresh memory per sample costs more than the
    arithmetic.
+   Into a :class:`.counting.SampleCounts` instead (``read(..., aggregate=True)``): the
+   samples counted per (thread, stack, status), and step 5 skipped.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tachyon_format.kernels import segments
 from tachyon_format.schema import tachyon as spec
 
 from .columns import GrowingColumns
+from .counting import SampleCounts
 from .records import (
     FULL,
     POP_PUSH,
@@ -70,7 +73,7 @@ class Committer:
         ok = facts.frame_string_ok
         self._all_frames_ok = ok is None or bool(ok.all())  # then a bound is the check
 
-    def commit(self, batch: RecordBatch, samples: GrowingColumns,
+    def commit(self, batch: RecordBatch, samples: GrowingColumns | SampleCounts,
                records: GrowingColumns) -> None:
         """Vectorised: append the batch's samples and records to the columns (see the module
         docs); ``first_sample`` counts rows of *samples*."""
@@ -168,7 +171,7 @@ class Committer:
     # ------------------------------------------------------------------ 5. and 6.
     def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
                order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
-               stack: npt.NDArray[np.int32], samples: GrowingColumns,
+               stack: npt.NDArray[np.int32], samples: GrowingColumns | SampleCounts,
                records: GrowingColumns) -> None:
         """Vectorised: the batch's rows appended to the columns (*stack*: the node of each
         record's stack; *last*: each thread's last record)."""
@@ -177,6 +180,11 @@ class Committer:
         rows["encoding"][...] = batch.encoding
         first = np.cumsum(batch.nsamp)
         first -= batch.nsamp
+        if isinstance(samples, SampleCounts):  # counts only: no clocks, no sample rows
+            rows["first_sample"][...] = first
+            rows["first_sample"] += samples.size
+            samples.count(thr, stack, batch.nsamp, batch.status)
+            return
         out = samples.append(int(batch.status.size))
         self._timestamps(batch, thr, order, last, first, out["timestamp_us"])
         rows["first_sample"][...] = first

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
+from .counting import SampleCounts
 from .discover import Found, KnownThreads, discover
 from .records import SUFFIX, RecordBatch, RegionFacts
 from .scan import Incomplete, Record, scan_record, stack_after
@@ -124,12 +125,13 @@ class SampleDecoder:
         data: bytes | memoryview | np.ndarray,
         *,
         final: bool,
-        samples: GrowingColumns,
+        samples: GrowingColumns | SampleCounts,
         records: GrowingColumns,
     ) -> None:
         """Decode every complete record of (carried-over tail + *data*), appending the samples
-        and records to the given columns (``first_sample`` counts rows of *samples*); the
-        rest of *data* is kept for the next call. See the module docs."""
+        and records to the given columns (``first_sample`` counts rows of *samples*), or
+        counts the samples into a :class:`.counting.SampleCounts`; the rest of *data* is
+        kept for the next call. See the module docs."""
         if self._finished:
             raise ValueError("decoder already finished")
         new = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
@@ -144,7 +146,7 @@ class SampleDecoder:
             self._finished = True
 
     def _run(self, buf: npt.NDArray[np.uint8], base: int, final: bool,
-             samples: GrowingColumns, records: GrowingColumns) -> int:
+             samples: GrowingColumns | SampleCounts, records: GrowingColumns) -> int:
         """Windows of discovery and commit, with sequential runs where discovery stops;
         returns the position where decoding stopped (the start of an incomplete record).
 
