@@ -104,7 +104,7 @@ def test_verbs(tmp_path):
     assert tachyon_format.info(tachyon_format.read(path)) == info
     # a JSONL file read becomes another format: its flat self-time profile
     tachyon_format.write(tachyon_format.read(path), tmp_path / "p.pb.gz")
-    assert tachyon_format.read(tmp_path / "p.pb.gz").weights().sum() == info["samples_total"]
+    assert tachyon_format.read(tmp_path / "p.pb.gz").sample_counts().sum() == info["samples_total"]
 
 
 def test_unknown_records_and_fields_are_ignored():
