@@ -122,7 +122,7 @@ def flamegraph_svg(profile: Profile, path: str | os.PathLike, *, title: str | No
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
-        f'<rect width="100%" height="100%" fill="#fafafa"/>',
+        '<rect width="100%" height="100%" fill="#fafafa"/>',
         f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="16" '
         f'font-family="sans-serif">{html.escape(title or "Flame graph")}</text>',
     ]

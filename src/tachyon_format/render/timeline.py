@@ -2,12 +2,13 @@
 stack under the cursor.
 
 Downsampling keeps the page small whatever the length of the run: time is cut into at most
-``max_buckets`` equal buckets (default 2,000, about one per pixel of a wide screen), and per
-thread and bucket (never narrower than the sampling interval) the page keeps the status category most of its samples had and the stack
-most of its samples had (ties: the lower category, the lower stack id), with one
-:func:`group_count` sort each — never a Python object per sample. A bucket without a sample
-of the thread is a gap. A run shorter than ``max_buckets`` sampling intervals keeps every
-sample. Stacks go into the page once each, as rows of a frame list.
+``max_buckets`` equal buckets (default 2,000, about one per pixel of a wide screen; never
+narrower than the sampling interval), and per thread and bucket the page keeps the status
+category most of its samples had and the stack most of its samples had (ties: the lower
+category, the lower stack id), with one :func:`group_count` sort each — never a Python object
+per sample. A bucket without a sample of the thread is a gap. A run shorter than
+``max_buckets`` sampling intervals keeps every sample. Stacks go into the page once each, as
+rows of a frame list.
 """
 
 from __future__ import annotations
