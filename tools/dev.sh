@@ -43,9 +43,9 @@ reference_env() {
 # The real tools that read or make the other formats, as test oracles: Go's pprof (reads
 # pprof and gperftools files), gperftools' libprofiler (makes real CPU profiles), a C
 # compiler for its fixture program and Valgrind's callgrind_annotate (reads callgrind
-# files); speedscope and pprof-format from npm (installed under
-# ~/.cache/tachyon-format/npm, not into the repository). Tests that need one skip, with the
-# reason, without it.
+# files), Chromium (loads the rendered pages headless); speedscope and pprof-format from
+# npm (installed under ~/.cache/tachyon-format/npm, not into the repository). Tests that
+# need one skip, with the reason, without it.
 npm_tools() {
     local prefix=${TACHYON_NPM_PREFIX:-$HOME/.cache/tachyon-format/npm}
     command -v npm >/dev/null || { echo "warning: no npm; the speedscope tests will skip" >&2; return 0; }
@@ -62,6 +62,7 @@ peer_tools() {
     command -v gcc >/dev/null || missing+=(gcc)
     command -v callgrind_annotate >/dev/null || missing+=(valgrind)
     command -v npm >/dev/null || missing+=(nodejs npm)
+    command -v chromium >/dev/null || missing+=(chromium)
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" -ne 0 ]; then
             echo "warning: not root, cannot install ${missing[*]}; tests that need them will skip" >&2
