@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import tachyon_format
 
-from . import convert, dump, info, validate
+from . import convert, dump, flamegraph, info, timeline, validate
 
-SUBCOMMANDS = (info, dump, validate, convert)
+SUBCOMMANDS = (info, dump, validate, convert, flamegraph, timeline)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,46 @@
+"""``tachyon-format flamegraph FILE -o out.html``: an interactive flame graph (or SVG), of
+one profile or of its difference from a baseline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import tachyon_format
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "flamegraph", help="an interactive flame graph page (or --svg) of any profile",
+        description="Write a self-contained flame graph of FILE (any format the library "
+        "reads): click to zoom, search, tooltips with self and total samples.")
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("-o", "--output", required=True, help="the .html (or .svg) to write")
+    parser.add_argument("--svg", action="store_true", help="a static SVG instead of a page")
+    parser.add_argument("--diff", metavar="BASELINE",
+                        help="colour by the change from BASELINE (shares of each total)")
+    parser.add_argument("--icicle", action="store_true", help="the root at the top")
+    parser.add_argument("--title")
+    parser.add_argument("--sample-type", help="the value to draw (default: samples)")
+    parser.add_argument("--profiler-frames", action="store_true",
+                        help="keep the profiler's own frames (left out, as CPython does)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tachyon_format.render import flamegraph as pictures  # (numpy: only when run)
+
+    profile = tachyon_format.read(args.file, aggregate=True)
+    options = {"title": args.title, "sample_type": args.sample_type,
+               "profiler_frames": args.profiler_frames}
+    if args.diff:
+        if args.svg:
+            raise ValueError("--svg draws one profile; a diff is a page")
+        baseline = tachyon_format.read(args.diff, aggregate=True)
+        pictures.flamegraph_diff(profile, baseline, args.output, icicle=args.icicle, **options)
+    elif args.svg:
+        pictures.flamegraph_svg(profile, args.output, **options)
+    else:
+        pictures.flamegraph(profile, args.output, icicle=args.icicle, **options)
+    print(f"{args.file} -> {args.output}", file=sys.stderr)
+    return 0

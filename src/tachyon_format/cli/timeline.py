@@ -1,0 +1,31 @@
+"""``tachyon-format timeline FILE -o out.html``: per-thread lanes over time, coloured by
+thread status, with the stack under the cursor."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import tachyon_format
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "timeline", help="a page of per-thread lanes over time, coloured by thread status",
+        description="Write a self-contained timeline of FILE (a format with sample times: "
+        "Tachyon, or pprof written with timestamps).")
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("-o", "--output", required=True, help="the .html to write")
+    parser.add_argument("--title")
+    parser.add_argument("--max-buckets", type=int, default=2000,
+                        help="time slots per lane (the page's size grows with it)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tachyon_format.render.timeline import timeline  # (numpy: only when run)
+
+    timeline(tachyon_format.read(args.file), args.output, title=args.title,
+             max_buckets=args.max_buckets)
+    print(f"{args.file} -> {args.output}", file=sys.stderr)
+    return 0
