@@ -13,6 +13,7 @@ profiles that every writer writes. Every function works per distinct stack (nump
 stack tree), never with a Python object per sample.
 """
 
+from . import slicing
 from .functions import callees, callers, function_table, neighbours, top
 from .keys import FIELDS, GROUPINGS, frame_keys
 from .table import Table
@@ -26,5 +27,6 @@ __all__ = [
     "frame_keys",
     "function_table",
     "neighbours",
+    "slicing",
     "top",
 ]
