@@ -16,16 +16,20 @@ stack tree), never with a Python object per sample.
 from . import slicing
 from .functions import callees, callers, function_table, neighbours, top
 from .keys import FIELDS, GROUPINGS, frame_keys
+from .merge import MergeError, merge, merge_files
 from .table import Table
 
 __all__ = [
     "FIELDS",
+    "MergeError",
     "GROUPINGS",
     "Table",
     "callees",
     "callers",
     "frame_keys",
     "function_table",
+    "merge",
+    "merge_files",
     "neighbours",
     "slicing",
     "top",
