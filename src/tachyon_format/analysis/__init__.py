@@ -14,18 +14,22 @@ stack tree), never with a Python object per sample.
 """
 
 from . import slicing
+from .diff import DiffError, diff, diff_stacks
 from .functions import callees, callers, function_table, neighbours, top
 from .keys import FIELDS, GROUPINGS, frame_keys
 from .merge import MergeError, merge, merge_files
 from .table import Table
 
 __all__ = [
+    "DiffError",
     "FIELDS",
     "MergeError",
     "GROUPINGS",
     "Table",
     "callees",
     "callers",
+    "diff",
+    "diff_stacks",
     "frame_keys",
     "function_table",
     "merge",
