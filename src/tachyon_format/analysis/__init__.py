@@ -14,6 +14,7 @@ stack tree), never with a Python object per sample.
 """
 
 from . import slicing
+from .anonymize import anonymize, anonymize_path
 from .diff import DiffError, diff, diff_stacks
 from .functions import callees, callers, function_table, neighbours, top
 from .keys import FIELDS, GROUPINGS, frame_keys
@@ -26,6 +27,8 @@ __all__ = [
     "MergeError",
     "GROUPINGS",
     "Table",
+    "anonymize",
+    "anonymize_path",
     "callees",
     "callers",
     "diff",
