@@ -79,7 +79,8 @@ def test_subprocess_files_keep_their_pids(tmp_path):
         paths.append(tmp_path / f"profile_{pid}.bin")
         shutil.copy(DATA_DIR / name, paths[-1])
     inputs = [tachyon_format.read(p) for p in paths]
-    merged = merge_files(paths, force=True)  # (the third was sampled on CPU)
+    # (force: the third was sampled on CPU)
+    merged = merge_files(dict(zip(paths, inputs, strict=True)), force=True)
     assert sample_view(merged) == [s for p in inputs for s in sample_view(p)]
     pid = merged.extras["merge"].thread_pid()
     rows = merged.samples.thread

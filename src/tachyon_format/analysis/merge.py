@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,13 +65,12 @@ def pid_of(path: str | os.PathLike) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def merge_files(paths: Sequence[str | os.PathLike], **options) -> Profile:
-    """The profiles in *paths* (any format ``tachyon_format.read`` reads) merged; each
-    input's pid is taken from its name. *options* go to :func:`merge`."""
-    from tachyon_format import read  # (the public verb: analysis sits below it)
-
-    return merge([read(p) for p in paths], names=[os.fspath(p) for p in paths],
-                 pids=[pid_of(p) for p in paths], **options)
+def merge_files(profiles: Mapping[str | os.PathLike, Profile], **options) -> Profile:
+    """The profiles read from the files named by the keys, merged, each input's pid taken
+    from its file name (``{path: tachyon_format.read(path) for path in paths}``; this layer
+    reads no files itself). *options* go to :func:`merge`."""
+    return merge(list(profiles.values()), names=[os.fspath(p) for p in profiles],
+                 pids=[pid_of(p) for p in profiles], **options)
 
 
 def check_compatible(profiles: Sequence[Profile], *, sample_type: str | None = None,
