@@ -70,6 +70,11 @@ def test_status_and_threads_equal_per_sample_filters(profile, all_of, none_of, t
     ids = profile.threads.thread_id.tolist()
     keep = [ids[t] in tids for t in profile.samples.thread.tolist()]
     assert rows_of(slicing.threads(profile, tids)) == expected_rows(profile, keep)
+    interpreters = profile.threads.interpreter_id.tolist()
+    for wanted in ([0], [1]):
+        keep = [interpreters[t] in wanted for t in profile.samples.thread.tolist()]
+        assert rows_of(slicing.threads(profile, interpreter_ids=wanted)) == expected_rows(
+            profile, keep)
 
 
 WRITERS = [name for name, fmt in tachyon_format.FORMATS.items() if "write" in fmt.verbs]
