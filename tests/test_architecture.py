@@ -33,6 +33,7 @@ LAYER = {
     "model": 2,
     "formats": 3,
     "render": 3,
+    "analysis": 3,
     "_api": 4,
     "compat": 4,
     "__init__": 5,
@@ -43,6 +44,8 @@ LAYER = {
 ONLY = {
     "kernels": ("tachyon_format.kernels", "tachyon_format.schema.primitives"),
     "model": ("tachyon_format.model", "tachyon_format.kernels"),
+    "analysis": ("tachyon_format.analysis", "tachyon_format.model", "tachyon_format.kernels",
+                 "tachyon_format.errors"),
 }
 """Parts that may import only these (beyond numpy and the standard library)."""
 REGION = "tachyon_format.formats.tachyon.region"

@@ -28,17 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.model import Profile
+from tachyon_format.model.internal import internal_strings
 
 Style = Literal["cpython", "py-spy", "function"]
 STYLES: tuple[str, ...] = ("cpython", "py-spy", "function")
 
 NO_FILE = "~"
 """The file of a frame that has none (CPython's ``<native>`` and ``<GC>``, pstats' builtins)."""
-
-INTERNAL_SUFFIXES = ("_sync_coordinator.py",)
-"""Files of the profiler itself, which CPython leaves out of its outputs
-(``profiling.sampling.constants._INTERNAL_FRAME_SUFFIXES``)."""
-
 
 @dataclass(frozen=True)
 class RenderedFrames:
@@ -87,8 +83,7 @@ def render_frames(profile: Profile, style: Style = "cpython", lines: bool = True
         same = {t: i for i, t in enumerate(dict.fromkeys(out_texts))}
         key = np.array([same[t] for t in out_texts], np.int64)[key]
         out_texts = list(same)
-    internal_text = np.fromiter((t.endswith(INTERNAL_SUFFIXES) for t in texts), bool,
-                                len(texts))
+    internal_text = internal_strings(texts)
     return RenderedFrames(key, internal_text[file_id], out_texts)
 
 

@@ -7,20 +7,14 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.model import Profile, Stacks
-
-INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
-"""CPython's ``_INTERNAL_FRAME_SUFFIXES``: frames of files named so are the profiler's own."""
+from tachyon_format.model.internal import internal_frames
 
 
 def visible_stacks(profile: Profile) -> tuple[Stacks, npt.NDArray[np.int32]]:
     """The stack tree and each sample's stack id in it, with internal frames dropped (a
     stack left empty is -1), as CPython's ``filter_internal_frames``. Vectorised over the
     distinct stacks."""
-    texts = profile.strings.texts()
-    internal = np.fromiter((t.endswith(INTERNAL_FRAME_SUFFIXES) for t in texts), bool,
-                           len(texts))
-    drop = internal[profile.frames.filename.astype(np.int64)] if len(texts) else np.zeros(
-        len(profile.frames), bool)
+    drop = internal_frames(profile)
     if not drop.any():
         return profile.stacks, profile.samples.stack
     return profile.stacks.without_frames(drop, profile.samples.stack)

@@ -26,10 +26,7 @@ import numpy.typing as npt
 
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
-
-INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
-"""Files of the profiler itself that CPython's collectors drop from every stack
-(``profiling.sampling.constants._INTERNAL_FRAME_SUFFIXES``)."""
+from tachyon_format.model.internal import internal_frames
 
 NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1_000, "milliseconds": 1_000_000,
                "seconds": 1_000_000_000}
@@ -141,8 +138,7 @@ def _frame_functions(profile: Profile) -> tuple[npt.NDArray[np.int64], list[Func
     function_of_frame = np.fromiter(
         (rows.setdefault(key, len(rows)) for key in zip(filenames, linenos, funcnames,
                                                         strict=True)), np.int64, n)
-    internal = np.fromiter((f.endswith(INTERNAL_FRAME_SUFFIXES) for f in filenames), bool, n)
-    return function_of_frame, list(rows), internal
+    return function_of_frame, list(rows), internal_frames(profile)
 
 
 def _native_names(profile: Profile, texts: list[str], filenames: list[str],
