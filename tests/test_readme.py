@@ -77,3 +77,16 @@ def test_layout_table_names_only_files_that_exist():
             for name in re.findall(r"`([\w/]+\.(?:py|sh|md))`", what):
                 found = list((REPO / base[0]).rglob(Path(name).name))
                 assert found, f"{name} (under {base[0]}) does not exist"
+
+
+def test_command_line_examples_parse():
+    import shlex
+
+    from tachyon_format.cli.main import build_parser
+
+    lines = [line for block in re.findall(r"```sh\n(.*?)```", README, flags=re.S)
+             for line in block.splitlines() if line.startswith("tachyon-format ")]
+    assert len(lines) >= 8
+    for line in lines:
+        words = shlex.split(line.split("|")[0].split("#")[0])
+        assert build_parser().parse_args(words[1:]).run is not None, line

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 import tachyon_format
 
-from . import convert, dump, flamegraph, info, timeline, validate
+from . import convert, diff, dump, flamegraph, info, merge, timeline, top, validate
+from . import slice as slice_
 
-SUBCOMMANDS = (info, dump, validate, convert, flamegraph, timeline)
+SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

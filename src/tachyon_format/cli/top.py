@@ -1,0 +1,62 @@
+"""``tachyon-format top FILE``: the functions (or lines, files, opcodes) with the most
+samples, self or cumulative, of any profile."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from . import filters
+
+BY = ("function", "file_function", "line", "opcode")
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "top", help="the functions with the most samples (self or cumulative)",
+        description="The top functions of FILE (any format the library reads). The "
+        "profiler's own frames are left out, as CPython's --pstats leaves them out.")
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("-n", "--limit", type=int, default=20, help="rows (default 20)")
+    parser.add_argument("--by", choices=BY, default="function",
+                        help="what a row is (default: function)")
+    parser.add_argument("--sort", choices=("self", "cumulative"), default="self")
+    parser.add_argument("--sample-type", help="the value to count (default: samples)")
+    parser.add_argument("--profiler-frames", action="store_true",
+                        help="keep the profiler's own frames")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    filters.add_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tachyon_format.analysis import top
+
+    profile = filters.read(args.file, args)
+    table = top(profile, args.limit, args.by, sort=args.sort, sample_type=args.sample_type,
+                filter_internal=not args.profiler_frames)
+    if args.json:
+        for row in table.rows():
+            print(json.dumps(dict(zip(table.names, _plain(row), strict=True))))
+        return 0
+    print(render(table))
+    return 0
+
+
+def render(table) -> str:
+    """The table as text: counts, their share of the total, then the key columns."""
+    total = max(table.total, 1)
+    keys = [name for name in table.names if name not in ("self", "cumulative")]
+    lines = [f"{'self':>9} {'self%':>6} {'cumul':>9} {'cumul%':>6}  " + "  ".join(keys)]
+    for row in table.rows():
+        values = dict(zip(table.names, row, strict=True))
+        own, cumulative = int(values["self"]), int(values["cumulative"])
+        lines.append(f"{own:>9} {100 * own / total:>5.1f}% {cumulative:>9} "
+                     f"{100 * cumulative / total:>5.1f}%  "
+                     + "  ".join(str(values[k]) for k in keys))
+    lines.append(f"total: {table.total} ({len(table)} rows shown)")
+    return "\n".join(lines)
+
+
+def _plain(row) -> list:
+    return [value.item() if hasattr(value, "item") else value for value in row]
