@@ -86,7 +86,10 @@ example)
 test)
     dev_env
     peer_tools
-    if reference=$(bash tools/install-reference-cpython.sh); then
+    # a CPython 3.15 given in TACHYON_REFERENCE_PYTHON is used as it is
+    if [ -n "${TACHYON_REFERENCE_PYTHON:-}" ] && [ -x "$TACHYON_REFERENCE_PYTHON" ]; then
+        reference=$TACHYON_REFERENCE_PYTHON
+    elif reference=$(bash tools/install-reference-cpython.sh); then
         export TACHYON_REFERENCE_PYTHON=$reference
     else
         echo "warning: no reference CPython 3.15; tests that need it will be skipped" >&2
