@@ -330,3 +330,8 @@ def test_gperftools_tables_match_the_spec():
     assert column(text, "profile", 0) == ["0", "5", "-"]
     assert "Size: 5 words (20 or 40 bytes)." in text
     assert "[gperftools CPU profile](gperftools.md)" in committed("index.md")
+
+
+def test_cli_reference_is_current():
+    clidoc = load_tool("clidoc", TOOLS / "clidoc.py")
+    assert clidoc.main(["--check"]) == 0, "docs/cli.md is stale: run python tools/clidoc.py"

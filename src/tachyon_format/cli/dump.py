@@ -11,7 +11,7 @@ import tachyon_format
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "dump", help="every sample in the canonical JSON-lines form (CPython's own decode)")
-    parser.add_argument("file")
+    parser.add_argument("file", help="a profile (Tachyon)")
     parser.add_argument("-o", "--output", help="write here instead of standard output")
     parser.set_defaults(run=run)
 

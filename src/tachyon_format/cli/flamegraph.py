@@ -14,13 +14,13 @@ def add_parser(commands) -> None:
         "flamegraph", help="an interactive flame graph page (or --svg) of any profile",
         description="Write a self-contained flame graph of FILE (any format the library "
         "reads): click to zoom, search, tooltips with self and total samples.")
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
     parser.add_argument("-o", "--output", required=True, help="the .html (or .svg) to write")
     parser.add_argument("--svg", action="store_true", help="a static SVG instead of a page")
     parser.add_argument("--diff", metavar="BASELINE",
                         help="colour by the change from BASELINE (shares of each total)")
     parser.add_argument("--icicle", action="store_true", help="the root at the top")
-    parser.add_argument("--title")
+    parser.add_argument("--title", help="the page's title")
     parser.add_argument("--sample-type", help="the value to draw (default: samples)")
     parser.add_argument("--profiler-frames", action="store_true",
                         help="keep the profiler's own frames (left out, as CPython does)")

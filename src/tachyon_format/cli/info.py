@@ -12,7 +12,7 @@ import tachyon_format
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "info", help="header-level facts (for Tachyon: CPython's BinaryReader.get_info())")
-    parser.add_argument("file", nargs="+")
+    parser.add_argument("file", nargs="+", help="a profile of any format the library reads")
     parser.add_argument("--json", action="store_true",
                         help="print the facts as JSON (with several files: one object per "
                         "line, its file under \"file\")")

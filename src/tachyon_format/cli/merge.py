@@ -14,7 +14,7 @@ def add_parser(commands) -> None:
         "merge", help="merge profiles into one (refuses different modes or rates unless "
         "--force)")
     parser.add_argument("output", metavar="OUT", help="the merged profile")
-    parser.add_argument("file", metavar="FILE", nargs="+")
+    parser.add_argument("file", metavar="FILE", nargs="+", help="the profiles to merge")
     parser.add_argument("--to", metavar="FORMAT", choices=list(tachyon_format.FORMATS),
                         help="the output format (default: from OUT's name)")
     parser.add_argument("--sample-type", help="merge only this value of profiles whose "

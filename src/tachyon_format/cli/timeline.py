@@ -14,9 +14,9 @@ def add_parser(commands) -> None:
         "timeline", help="a page of per-thread lanes over time, coloured by thread status",
         description="Write a self-contained timeline of FILE (a format with sample times: "
         "Tachyon, or pprof written with timestamps).")
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
     parser.add_argument("-o", "--output", required=True, help="the .html to write")
-    parser.add_argument("--title")
+    parser.add_argument("--title", help="the page's title")
     parser.add_argument("--max-buckets", type=int, default=2000,
                         help="time slots per lane (the page's size grows with it)")
     parser.set_defaults(run=run)

@@ -16,7 +16,7 @@ VALID, INVALID, UNREADABLE = 0, 1, 2
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "validate", help="decode every file; exit 1 if one is malformed, 2 if one is unreadable")
-    parser.add_argument("file", nargs="+")
+    parser.add_argument("file", nargs="+", help="a profile of any format")
     parser.add_argument("--format", choices=list(tachyon_format.FORMATS),
                         help="the files' format (default: sniffed from each file)")
     parser.add_argument("--json", action="store_true",
