@@ -1,0 +1,151 @@
+"""The bytes of collapsed lines, from per-node work on the prefix tree (tier c).
+
+The writer hands over a tree whose nodes are rendered frames (``parent``, ``text`` per
+node, no two siblings of one text key) and the lines: a thread prefix, a node (the stack's
+innermost frame) and a count each. Two steps, neither a Python step per frame:
+
+1. **Order** (:func:`line_order`): CPython sorts lines by count, most first, then by text.
+   Where texts allow (every frame's text distinct and free of ``;``, and either every line or
+   none has a thread prefix), the text order comes from one walk of the tree
+   (:func:`~tachyon_format.kernels.tree.preorder`): below a node, a child's own line sorts at
+   its text, the lines through it at its text plus ``;``. Else the lines' bytes are sorted.
+2. **Bytes** (:func:`line_chunks`): each node's path is cut into blocks of :data:`BLOCK`
+   frames, each block's bytes made once per node (a Python step per node, not per frame); a
+   line is its prefix, its blocks (found by jumping a block up at a time) and `` count\\n``,
+   joined a chunk of lines at a time, so memory past the output stays bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.kernels.tree import ancestor_above, node_depths, preorder
+
+BLOCK = 8
+"""Frames per block of a path: each node keeps the bytes of its path back to a block start."""
+CHUNK_PIECES = 1 << 16
+"""Pieces (prefixes, blocks, counts) joined at a time."""
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+class Lines:
+    """Collapsed lines over a tree of rendered frames: ``parent`` and ``text`` (a row of
+    ``texts``) per node; per line a ``prefix`` (a row of ``prefixes``, the text before the
+    stack: ``tid:<id>;`` or empty), ``node`` and ``count``."""
+
+    def __init__(self, parent: npt.NDArray[np.int64], text: npt.NDArray[np.int64],
+                 texts: list[str], prefixes: list[str], prefix: npt.NDArray[np.int64],
+                 node: npt.NDArray[np.int64], count: npt.NDArray[np.int64]) -> None:
+        self.parent, self.text, self.texts = parent, text, texts
+        self.prefixes, self.prefix, self.node, self.count = prefixes, prefix, node, count
+        self.depth = node_depths(parent)
+        self._num_blocks = (self.depth - 1) // BLOCK + 1
+        self._up = ancestor_above(parent, (self.depth - 1) % BLOCK + 1)
+        self._blocks: list[bytes] | None = None
+
+    def order(self) -> npt.NDArray[np.int64]:
+        """The lines in CPython's order: count (most first), then text (code points)."""
+        texts = self.texts
+        used = {self.prefixes[i] == "" for i in np.unique(self.prefix).tolist()}
+        mixed = len(used) > 1
+        if mixed or len(set(texts)) < len(texts) or any(";" in t for t in texts):
+            return self._order_by_bytes()
+        # rank of every text and of every text followed by ';', as strings sort
+        ranked = sorted([(t, 0, i) for i, t in enumerate(texts)]
+                        + [(t + ";", 1, i) for i, t in enumerate(texts)])
+        rank = np.empty((2, len(texts)), np.int64)
+        for r, (_, kind, i) in enumerate(ranked):
+            rank[kind, i] = r
+        place = preorder(self.parent, self.depth, rank[0][self.text], rank[1][self.text])
+        prefix_rank = np.empty(len(self.prefixes), np.int64)
+        prefix_rank[sorted(range(len(self.prefixes)), key=self.prefixes.__getitem__)] = (
+            np.arange(len(self.prefixes)))
+        return np.lexsort((place[self.node], prefix_rank[self.prefix], -self.count))
+
+    def _order_by_bytes(self) -> npt.NDArray[np.int64]:
+        """The same order by the lines' bytes (UTF-8 keeps code point order, surrogates
+        included), for texts the tree walk cannot order."""
+        table, count_of = self._table(counts=False)
+        everything = np.arange(self.node.size)
+        pieces = self._pieces(everything, count_of)
+        length = np.fromiter(map(len, table), np.int64, len(table))[pieces]
+        ends = np.cumsum(length)[np.cumsum(self._num_blocks[self.node] + 2) - 1]
+        blob = b"".join(np.array(table, dtype=object)[pieces].tolist())
+        starts = [0, *ends[:-1].tolist()]
+        texts = [blob[a:b - 1] for a, b in zip(starts, ends.tolist(), strict=True)]
+        counts = (-self.count).tolist()
+        return np.asarray(sorted(everything.tolist(), key=lambda i: (counts[i], texts[i])),
+                          np.int64)
+
+    def _table(self, counts: bool) -> tuple[list[bytes], dict[int, int]]:
+        """Every piece a line is made of: the nodes' blocks, the prefixes, then the count
+        endings (or a newline), and the row of each count's ending."""
+        if self._blocks is None:
+            self._blocks = self._make_blocks()
+        table = self._blocks + [_encode(p) for p in self.prefixes]
+        if not counts:
+            return [*table, b"\n"], {}
+        distinct = np.unique(self.count).tolist()
+        count_of = dict(zip(distinct, range(len(table), len(table) + len(distinct)),
+                            strict=True))
+        return table + [b" %d\n" % c for c in distinct], count_of
+
+    def chunks(self, order: npt.NDArray[np.int64]) -> Iterator[bytes]:
+        """The bytes of the lines in *order*, a chunk of lines at a time."""
+        table, count_of = self._table(counts=True)
+        table_array = np.array(table, dtype=object)
+        pieces = self._num_blocks[self.node[order]] + 2
+        ends = np.cumsum(pieces)
+        start = 0
+        while start < order.size:
+            stop = int(np.searchsorted(ends, ends[start] - pieces[start] + CHUNK_PIECES,
+                                       side="right"))
+            stop = max(stop, start + 1)
+            yield b"".join(table_array[self._pieces(order[start:stop], count_of)].tolist())
+            start = stop
+
+    def _pieces(self, lines: npt.NDArray[np.int64], count_of: dict[int, int]
+                ) -> npt.NDArray[np.int64]:
+        """The rows of :meth:`_table` that make *lines*, in order."""
+        node = self.node[lines]
+        m = self._num_blocks[node]
+        offsets = np.zeros(lines.size + 1, np.int64)
+        np.cumsum(m + 2, out=offsets[1:])
+        out = np.empty(int(offsets[-1]), np.int64)
+        prefix_base = self.parent.size
+        out[offsets[:-1]] = prefix_base + self.prefix[lines]
+        if count_of:
+            out[offsets[1:] - 1] = [count_of[c] for c in self.count[lines].tolist()]
+        else:
+            out[offsets[1:] - 1] = prefix_base + len(self.prefixes)
+        at = offsets[:-1] + m  # the innermost block goes last
+        while node.size:
+            out[at] = node
+            node = self._up[node]
+            keep = np.flatnonzero(node >= 0)
+            node, at = node[keep], at[keep] - 1
+        return out
+
+    def _make_blocks(self) -> list[bytes]:
+        """Per node: its path's frames since the last block start (a block after the first
+        starts with ``;``), as bytes."""
+        plain = [_encode(t) for t in self.texts]
+        joined = [b";" + t for t in plain]
+        order = np.argsort(self.depth, kind="stable")
+        depth = self.depth[order]
+        blocks: list[bytes] = [b""] * self.parent.size
+        for n, p, t, d in zip(order.tolist(), self.parent[order].tolist(),
+                              self.text[order].tolist(), depth.tolist(), strict=True):
+            if d == 1:
+                blocks[n] = plain[t]
+            elif d % BLOCK == 1:
+                blocks[n] = joined[t]
+            else:
+                blocks[n] = blocks[p] + joined[t]
+        return blocks
