@@ -144,7 +144,7 @@ class Lines:
                               self.text[order].tolist(), depth.tolist(), strict=True):
             if d == 1:
                 blocks[n] = plain[t]
-            elif d % BLOCK == 1:
+            elif (d - 1) % BLOCK == 0:
                 blocks[n] = joined[t]
             else:
                 blocks[n] = blocks[p] + joined[t]

@@ -42,15 +42,10 @@ def write(profile: Profile, destination: str | os.PathLike, **options) -> None:
             f.write(chunk)
 
 
-def dumps(profile: Profile, **options) -> bytes:
-    """The collapsed text of *profile*, UTF-8 encoded; *options* as for :func:`chunks`."""
-    return b"".join(chunks(profile, **options))
-
-
-def chunks(profile: Profile, *, style: Style = "cpython", lines: bool = True,
-           thread_prefix: bool = True, filter_internal: bool = True,
-           sample_type: str | None = None) -> Iterator[bytes]:
-    """The collapsed text of *profile*, UTF-8 encoded, a few lines at a time.
+def dumps(profile: Profile, *, style: Style = "cpython", lines: bool = True,
+          thread_prefix: bool = True, filter_internal: bool = True,
+          sample_type: str | None = None) -> bytes:
+    """The collapsed text of *profile*, UTF-8 encoded.
 
     ``style``: ``"cpython"`` (``file.py:function:line``), ``"py-spy"``
     (``function (path:line)``) or ``"function"`` (names only); ``lines``: write line numbers;
@@ -58,6 +53,14 @@ def chunks(profile: Profile, *, style: Style = "cpython", lines: bool = True,
     have none); ``filter_internal``: leave out the profiler's own frames, as CPython does;
     ``sample_type``: the value summed (default: the sample count, :meth:`Profile.sample_counts`,
     as collapsed stacks count samples)."""
+    return b"".join(chunks(profile, style=style, lines=lines, thread_prefix=thread_prefix,
+                           filter_internal=filter_internal, sample_type=sample_type))
+
+
+def chunks(profile: Profile, *, style: Style = "cpython", lines: bool = True,
+           thread_prefix: bool = True, filter_internal: bool = True,
+           sample_type: str | None = None) -> Iterator[bytes]:
+    """What :func:`dumps` returns (same options), a few thousand lines at a time."""
     table = _line_table(profile, render_frames(profile, style, lines), thread_prefix,
                         filter_internal, sample_type)
     if table is not None:
