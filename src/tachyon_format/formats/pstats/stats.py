@@ -25,6 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.model import Profile
+from tachyon_format.kernels.segments import decode_chain_sums
+from tachyon_format.kernels.tree import nearest_kept, node_depths, preorder, subtree_reduce
 from tachyon_format.model.aggregate import group_count
 
 INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
@@ -88,33 +90,58 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     if not counted.all():
         stack, weights = stack[counted], weights[counted]
     keys, stack_weight = group_count({"stack": stack}, weights)
-    _, stack_first = np.unique(stack, return_index=True)
     stack_ids = keys["stack"].astype(np.int64)
-    # 2. The frames of those stacks, innermost first, mapped to functions; internal dropped.
+    stack_first = np.full(stack_ids.size, stack.size, np.int64)
+    np.minimum.at(stack_first, np.searchsorted(stack_ids, stack), np.arange(stack.size))
+    # 2. Per node of the stack tree: its function, whether kept (not the profiler's), the
+    #    weight of the stacks through it and the first sample of one.
     function_of_frame, functions, internal = _frame_functions(profile)
-    offsets, frame_rows = profile.stacks.to_csr(stack_ids)
-    segment = np.repeat(np.arange(stack_ids.size), np.diff(offsets))
-    position = np.arange(frame_rows.size) - offsets[segment]
-    keep = ~internal[frame_rows]
-    func, segment, position = function_of_frame[frame_rows][keep], segment[keep], position[keep]
-    weight = stack_weight[segment]
+    parent = profile.stacks.parent.astype(np.int64)
+    func = function_of_frame[profile.stacks.frame]
+    kept = ~internal[profile.stacks.frame]
+    depth = node_depths(parent)
+    ending = np.zeros(parent.size, np.int64)
+    ending[stack_ids] = stack_weight
+    through = subtree_reduce(parent, depth, ending)
+    ending[:] = stack.size
+    ending[stack_ids] = stack_first
+    first = subtree_reduce(parent, depth, ending, np.minimum)
+    nearest = nearest_kept(parent, kept)
+    live = np.flatnonzero(kept & (through > 0))  # (a kept node's ancestors with it too)
     # 3. direct: the innermost kept frame of each stack.
-    innermost = np.ones(func.size, bool)
-    innermost[1:] = segment[1:] != segment[:-1]
+    innermost = nearest[stack_ids]
+    has = innermost >= 0
     direct = np.zeros(len(functions), np.int64)
-    np.add.at(direct, func[innermost], weight[innermost])
-    # 4. cumulative: each distinct function of a stack once.
-    pairs, _ = group_count({"segment": segment, "func": func})
+    np.add.at(direct, func[innermost[has]], stack_weight[has])
+    # 4. caller edges: each kept node and the nearest kept node above it, every stack
+    #    through it (so a pair repeated in one stack counts once per repetition).
+    caller = np.where(parent[live] >= 0, nearest[np.maximum(parent[live], 0)], -1)
+    called = caller >= 0
+    edges, edge_count = group_count({"callee": func[live[called]],
+                                     "caller": func[caller[called]]}, through[live[called]])
+    # 5. cumulative: per function, the stacks through its outermost nodes (those with no
+    #    node of the function above them: a node's subtree is [start, start + size) in a
+    #    preorder, and it is below an earlier node of its function iff that one's end is
+    #    past its start).
+    each = 2 * np.arange(parent.size, dtype=np.int64)  # (a node, then the nodes below it)
+    start = preorder(parent, depth, each, each + 1)
+    end = start + subtree_reduce(parent, depth, np.ones(parent.size, np.int64))
+    by_function = live[np.lexsort((start[live], func[live]))]
+    f = func[by_function]
+    reach = np.maximum.accumulate(f * (parent.size + 1) + end[by_function])
+    outermost = np.ones(f.size, bool)
+    outermost[1:] = (f[1:] != f[:-1]) | (reach[:-1] - f[1:] * (parent.size + 1)
+                                         <= start[by_function][1:])
     cumulative = np.zeros(len(functions), np.int64)
-    np.add.at(cumulative, pairs["func"], stack_weight[pairs["segment"]])
-    # 5. caller edges: adjacent frames of one stack, every occurrence.
-    adjacent = ~innermost[1:]
-    edges, edge_count = group_count({"callee": func[:-1][adjacent],
-                                     "caller": func[1:][adjacent]}, weight[1:][adjacent])
-    # 6. First-meeting order: by the first sample of the stack, then the frame's position.
-    by_meeting = np.lexsort((position, stack_first[segment]))
-    met, first_at = np.unique(func[by_meeting], return_index=True)
-    order = met[np.argsort(first_at, kind="stable")]
+    np.add.at(cumulative, f[outermost], through[by_function[outermost]])
+    # 6. First-meeting order: a function is first met in the first sample of its nodes,
+    #    at the innermost of them on that stack (the most kept frames above it).
+    kept_depth = decode_chain_sums(kept.astype(np.uint64), parent.copy()).astype(np.int64)
+    met = live[np.lexsort((-kept_depth[live], first[live], func[live]))]
+    head = np.ones(met.size, bool)
+    head[1:] = func[met[1:]] != func[met[:-1]]
+    met = met[head]
+    order = func[met[np.lexsort((-kept_depth[met], first[met]))]]
     rank = np.full(len(functions), -1, np.int64)
     rank[order] = np.arange(order.size)
     return FunctionStats(
