@@ -31,7 +31,8 @@ def subtree_reduce(parent: npt.NDArray[np.integer], depth: npt.NDArray[np.int64]
     if not out.size:
         return out
     parent = np.asarray(parent, np.int64)
-    order = np.argsort(-depth, kind="stable")
+    small = np.uint16 if depth.max() < 1 << 16 else np.int64
+    order = np.argsort(depth.astype(small), kind="stable")[::-1]  # (radix sort when small)
     sorted_depth = depth[order]
     cuts = np.flatnonzero(sorted_depth[1:] != sorted_depth[:-1]) + 1
     for level in np.split(order, cuts):
@@ -58,16 +59,21 @@ def nearest_kept(parent: npt.NDArray[np.integer], kept: npt.NDArray[np.bool_]
 
 def ancestor_above(parent: npt.NDArray[np.integer], steps: npt.NDArray[np.integer]
                    ) -> npt.NDArray[np.int64]:
-    """Per node ``i``, the node ``steps[i]`` levels above it (-1 past a root); one round per
-    step of the largest."""
-    node = np.arange(parent.size, dtype=np.int64)
-    parent = np.asarray(parent, np.int64)
-    left = np.array(steps, np.int64)
-    live = np.flatnonzero(left > 0)
-    while live.size:
-        node[live] = parent[node[live]]
-        left[live] -= 1
-        live = live[(left[live] > 0) & (node[live] >= 0)]
+    """Per node ``i``, the node ``steps[i]`` levels above it (-1 past a root). Binary
+    lifting: one gather of the whole tree per bit of the largest step."""
+    n = parent.size
+    node = np.arange(n, dtype=np.int64)
+    steps = np.asarray(steps, np.int64)
+    if not n or steps.max() <= 0:
+        return node
+    jump = np.append(np.asarray(parent, np.int64), -1)  # (index -1: past a root stays -1)
+    bit = 0
+    while (steps >> bit).any():
+        take = np.flatnonzero((steps >> bit) & 1)
+        node[take] = jump[node[take]]
+        bit += 1
+        if (steps >> bit).any():
+            jump = np.append(jump[jump[:-1]], -1)
     return node
 
 

@@ -26,7 +26,7 @@ from tachyon_format.kernels.tree import ancestor_above, node_depths, preorder
 
 BLOCK = 8
 """Frames per block of a path: each node keeps the bytes of its path back to a block start."""
-CHUNK_PIECES = 1 << 16
+CHUNK_PIECES = 1 << 12
 """Pieces (prefixes, blocks, counts) joined at a time."""
 
 
@@ -48,6 +48,7 @@ class Lines:
         self._num_blocks = (self.depth - 1) // BLOCK + 1
         self._up = ancestor_above(parent, (self.depth - 1) % BLOCK + 1)
         self._blocks: list[bytes] | None = None
+        self._block_row = np.zeros(0, np.int64)
 
     def order(self) -> npt.NDArray[np.int64]:
         """The lines in CPython's order: count (most first), then text (code points)."""
@@ -71,9 +72,9 @@ class Lines:
     def _order_by_bytes(self) -> npt.NDArray[np.int64]:
         """The same order by the lines' bytes (UTF-8 keeps code point order, surrogates
         included), for texts the tree walk cannot order."""
-        table, count_of = self._table(counts=False)
+        table, _ = self._table(counts=False)
         everything = np.arange(self.node.size)
-        pieces = self._pieces(everything, count_of)
+        pieces = self._pieces(everything, None)
         length = np.fromiter(map(len, table), np.int64, len(table))[pieces]
         ends = np.cumsum(length)[np.cumsum(self._num_blocks[self.node] + 2) - 1]
         blob = b"".join(np.array(table, dtype=object)[pieces].tolist())
@@ -83,22 +84,20 @@ class Lines:
         return np.asarray(sorted(everything.tolist(), key=lambda i: (counts[i], texts[i])),
                           np.int64)
 
-    def _table(self, counts: bool) -> tuple[list[bytes], dict[int, int]]:
-        """Every piece a line is made of: the nodes' blocks, the prefixes, then the count
-        endings (or a newline), and the row of each count's ending."""
+    def _table(self, counts: bool) -> tuple[list[bytes], npt.NDArray[np.int64] | None]:
+        """Every piece a line is made of: the blocks, the prefixes, then the count endings
+        (or a newline); and the distinct counts, in the order of their endings."""
         if self._blocks is None:
             self._blocks = self._make_blocks()
         table = self._blocks + [_encode(p) for p in self.prefixes]
         if not counts:
-            return [*table, b"\n"], {}
-        distinct = np.unique(self.count).tolist()
-        count_of = dict(zip(distinct, range(len(table), len(table) + len(distinct)),
-                            strict=True))
-        return table + [b" %d\n" % c for c in distinct], count_of
+            return [*table, b"\n"], None
+        distinct = np.unique(self.count)
+        return table + [b" %d\n" % c for c in distinct.tolist()], distinct
 
     def chunks(self, order: npt.NDArray[np.int64]) -> Iterator[bytes]:
         """The bytes of the lines in *order*, a chunk of lines at a time."""
-        table, count_of = self._table(counts=True)
+        table, distinct = self._table(counts=True)
         table_array = np.array(table, dtype=object)
         pieces = self._num_blocks[self.node[order]] + 2
         ends = np.cumsum(pieces)
@@ -107,10 +106,10 @@ class Lines:
             stop = int(np.searchsorted(ends, ends[start] - pieces[start] + CHUNK_PIECES,
                                        side="right"))
             stop = max(stop, start + 1)
-            yield b"".join(table_array[self._pieces(order[start:stop], count_of)].tolist())
+            yield b"".join(table_array[self._pieces(order[start:stop], distinct)].tolist())
             start = stop
 
-    def _pieces(self, lines: npt.NDArray[np.int64], count_of: dict[int, int]
+    def _pieces(self, lines: npt.NDArray[np.int64], distinct: npt.NDArray[np.int64] | None
                 ) -> npt.NDArray[np.int64]:
         """The rows of :meth:`_table` that make *lines*, in order."""
         node = self.node[lines]
@@ -118,34 +117,47 @@ class Lines:
         offsets = np.zeros(lines.size + 1, np.int64)
         np.cumsum(m + 2, out=offsets[1:])
         out = np.empty(int(offsets[-1]), np.int64)
-        prefix_base = self.parent.size
+        prefix_base = len(self._blocks)  # type: ignore[arg-type]
         out[offsets[:-1]] = prefix_base + self.prefix[lines]
-        if count_of:
-            out[offsets[1:] - 1] = [count_of[c] for c in self.count[lines].tolist()]
-        else:
-            out[offsets[1:] - 1] = prefix_base + len(self.prefixes)
+        ending = prefix_base + len(self.prefixes)
+        out[offsets[1:] - 1] = ending if distinct is None else (
+            ending + np.searchsorted(distinct, self.count[lines]))
         at = offsets[:-1] + m  # the innermost block goes last
         while node.size:
-            out[at] = node
+            out[at] = self._block_row[node]
             node = self._up[node]
             keep = np.flatnonzero(node >= 0)
             node, at = node[keep], at[keep] - 1
         return out
 
     def _make_blocks(self) -> list[bytes]:
-        """Per node: its path's frames since the last block start (a block after the first
-        starts with ``;``), as bytes."""
+        """The block of every node some line reaches by jumping up a block at a time: the
+        path's frames from the last block start to the node (a block after the first starts
+        with ``;``), as bytes; and (:attr:`_block_row`) each node's row in that list. One
+        join of all their frames, then one slice per block."""
+        reached = [self.node]
+        node = self._up[self.node]
+        while (node := node[node >= 0]).size:
+            reached.append(node)
+            node = self._up[node]
+        needed = np.unique(np.concatenate(reached))
+        self._block_row = np.full(self.parent.size, -1, np.int64)
+        self._block_row[needed] = np.arange(needed.size)
+        frames = (self.depth[needed] - 1) % BLOCK + 1
+        offsets = np.zeros(needed.size + 1, np.int64)
+        np.cumsum(frames, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), np.int64)
+        at, node, left = offsets[1:] - 1, needed, frames  # (filled from the innermost)
+        num_texts = len(self.texts)
+        while node.size:  # pieces: ";text" (rows below num_texts), or "text" at depth 1
+            flat[at] = self.text[node] + np.where(self.depth[node] == 1, num_texts, 0)
+            more = np.flatnonzero(left > 1)
+            at, node, left = at[more] - 1, self.parent[node[more]], left[more] - 1
         plain = [_encode(t) for t in self.texts]
-        joined = [b";" + t for t in plain]
-        order = np.argsort(self.depth, kind="stable")
-        depth = self.depth[order]
-        blocks: list[bytes] = [b""] * self.parent.size
-        for n, p, t, d in zip(order.tolist(), self.parent[order].tolist(),
-                              self.text[order].tolist(), depth.tolist(), strict=True):
-            if d == 1:
-                blocks[n] = plain[t]
-            elif (d - 1) % BLOCK == 0:
-                blocks[n] = joined[t]
-            else:
-                blocks[n] = blocks[p] + joined[t]
-        return blocks
+        pieces = np.array([b";" + t for t in plain] + plain, dtype=object)
+        length = np.fromiter(map(len, pieces), np.int64, pieces.size)[flat]
+        blob = b"".join(pieces[flat].tolist())
+        ends = np.zeros(flat.size + 1, np.int64)
+        np.cumsum(length, out=ends[1:])
+        bounds = ends[offsets].tolist()
+        return [blob[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
