@@ -126,22 +126,23 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     each = 2 * np.arange(parent.size, dtype=np.int64)  # (a node, then the nodes below it)
     start = preorder(parent, depth, each, each + 1)
     end = start + subtree_reduce(parent, depth, np.ones(parent.size, np.int64))
-    by_function = live[np.lexsort((start[live], func[live]))]
+    span = parent.size + 1
+    by_function = live[np.argsort(func[live] * span + start[live])]
     f = func[by_function]
-    reach = np.maximum.accumulate(f * (parent.size + 1) + end[by_function])
+    reach = np.maximum.accumulate(f * span + end[by_function])
     outermost = np.ones(f.size, bool)
-    outermost[1:] = (f[1:] != f[:-1]) | (reach[:-1] - f[1:] * (parent.size + 1)
-                                         <= start[by_function][1:])
+    outermost[1:] = (f[1:] != f[:-1]) | (reach[:-1] - f[1:] * span <= start[by_function][1:])
     cumulative = np.zeros(len(functions), np.int64)
     np.add.at(cumulative, f[outermost], through[by_function[outermost]])
     # 6. First-meeting order: a function is first met in the first sample of its nodes,
     #    at the innermost of them on that stack (the most kept frames above it).
-    kept_depth = decode_chain_sums(kept.astype(np.uint64), parent.copy()).astype(np.int64)
-    met = live[np.lexsort((-kept_depth[live], first[live], func[live]))]
-    head = np.ones(met.size, bool)
-    head[1:] = func[met[1:]] != func[met[:-1]]
-    met = met[head]
-    order = func[met[np.lexsort((-kept_depth[met], first[met]))]]
+    kept_depth = depth if kept.all() else decode_chain_sums(
+        kept.astype(np.uint64), parent.copy()).astype(np.int64)
+    deepest = int(depth.max(initial=0)) + 1
+    meeting = np.full(len(functions), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(meeting, func[live], first[live] * deepest + deepest - kept_depth[live])
+    met = np.flatnonzero(meeting < np.iinfo(np.int64).max)
+    order = met[np.argsort(meeting[met], kind="stable")]
     rank = np.full(len(functions), -1, np.int64)
     rank[order] = np.arange(order.size)
     return FunctionStats(
