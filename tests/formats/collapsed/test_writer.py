@@ -14,6 +14,7 @@ from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.cpython_replay import replay_outputs
 from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
+from tests.helpers.made_up_profiles import renumbered
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR, SHARED_FIXTURES
 from tests.helpers.reference import requires_reference
 
@@ -234,3 +235,11 @@ def test_same_bytes_as_the_line_by_line_model(block, profile, style, flags):
         patch.setattr(assemble, "BLOCK", block)
         patch.setattr(assemble, "CHUNK_PIECES", 7)
         assert dumps(profile, **options) == expected.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=40)
+@given(profile=tricky_profiles(), random=st.randoms(use_true_random=False))
+def test_the_numbering_of_the_stack_tree_does_not_matter(profile, random):
+    permutation = list(range(len(profile.stacks)))
+    random.shuffle(permutation)
+    assert dumps(renumbered(profile, permutation)) == dumps(profile)
