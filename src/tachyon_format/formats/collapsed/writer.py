@@ -16,8 +16,10 @@ whose invalid UTF-8 shows the same): CPython writes both lines, and so does this
 dialects count frames by their text).
 
 Tier (c): one :func:`~tachyon_format.model.aggregate.group_count` over the samples, then work
-per distinct stack only (each rendered once), so a profile whose rows stand for
-:meth:`~tachyon_format.Profile.weights` samples (an aggregated one) gives the same output.
+per node of the stack tree (:mod:`.assemble`: each frame's text encoded once, the lines
+ordered by one walk of the tree, their bytes joined from per-node blocks a chunk at a time),
+so a profile whose rows stand for :meth:`~tachyon_format.Profile.weights` samples (an
+aggregated one) gives the same output. :func:`collapsed_lines` is the same, line by line.
 """
 
 from __future__ import annotations

@@ -13,8 +13,12 @@ are taken out, and an empty stack counting for nothing:
 
 Computed columnar (tier c): samples are first aggregated per distinct stack with
 :func:`~tachyon_format.model.aggregate.group_count` (threads are not part of a pstats key, so
-the stack alone is the group), then the counts come from numpy over the frames of the
-distinct stacks; Python touches only the frame table (to build the keys) and the result.
+the stack alone is the group); then every count is a pass over the nodes of the stack tree
+(:mod:`tachyon_format.kernels.tree`), which the stacks share, not over the frames of every
+distinct stack: the weight through a node is the sum over its subtree, a caller edge is a
+kept node and the nearest kept node above it, and a function's cumulative count is the
+weight through its outermost nodes. Python touches only the frame table (to build the
+keys) and the result.
 """
 
 from __future__ import annotations
