@@ -6,8 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tachyon_format.kernels.tree import (ancestor_above, nearest_kept, node_depths, preorder,
-                                         subtree_reduce)
+from tachyon_format.kernels.tree import Levels, ancestor_above, nearest_kept, node_depths
 
 
 @st.composite
@@ -43,9 +42,16 @@ def test_depths_sums_minima_and_ancestors(parent, data):
     assert depth.tolist() == [len(chain(parent, i)) for i in range(n)]
     below = [[j for j in range(n) if i in chain(parent, j)] for i in range(n)]
     v = np.array(values, np.int64)
-    assert subtree_reduce(p, depth, v).tolist() == [sum(values[j] for j in b) for b in below]
-    assert subtree_reduce(p, depth, v, np.minimum).tolist() == [min(values[j] for j in b)
-                                                                for b in below]
+    levels = Levels(p)
+    assert levels.subtree_reduce(v).tolist() == [sum(values[j] for j in b) for b in below]
+    assert levels.subtree_reduce(v, np.minimum).tolist() == [min(values[j] for j in b)
+                                                             for b in below]
+    assert levels.path_sums(v).tolist() == [sum(values[j] for j in chain(parent, i))
+                                            for i in range(n)]
+    start, end = levels.intervals()
+    assert sorted(start.tolist()) == list(range(n))
+    for i in range(n):
+        assert [j for j in range(n) if start[i] <= start[j] < end[i]] == below[i]
     up = [(chain(parent, i) + [-1] * 7)[s] for i, s in enumerate(steps)]
     assert ancestor_above(p, np.array(steps, np.int64)).tolist() == up
     nearest = [next((j for j in chain(parent, i) if kept[j]), -1) for i in range(n)]
@@ -81,6 +87,5 @@ def test_preorder_is_the_recursive_walk(parent, data):
     keys = st.lists(st.integers(0, 5), min_size=n, max_size=n)
     key_self, key_below = data.draw(keys), data.draw(keys)
     p = np.array(parent, np.int64)
-    got = preorder(p, node_depths(p), np.array(key_self, np.int64),
-                   np.array(key_below, np.int64))
+    got = Levels(p).preorder(np.array(key_self, np.int64), np.array(key_below, np.int64))
     assert got.tolist() == walk(parent, key_self, key_below)

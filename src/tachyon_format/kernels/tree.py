@@ -22,26 +22,80 @@ def node_depths(parent: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
                              np.array(parent, np.int64)).astype(np.int64)
 
 
-def subtree_reduce(parent: npt.NDArray[np.integer], depth: npt.NDArray[np.int64],
-                   values: npt.NDArray, ufunc: np.ufunc = np.add) -> npt.NDArray:
-    """Per node, *ufunc* (``np.add``, ``np.minimum``, ...) reduced over the *values* of the
-    node and all the nodes below it; *depth* as :func:`node_depths` gives it. One round per
-    level, deepest first."""
-    out = np.array(values, copy=True)
-    if not out.size:
+class Levels:
+    """A tree's nodes grouped by depth (one radix sort), for passes that go a level at a
+    time: :meth:`subtree_reduce` deepest first, :meth:`path_sums` from the roots down.
+    Each level is a few gathers over its nodes, so a pass touches every node once."""
+
+    def __init__(self, parent: npt.NDArray[np.integer],
+                 depth: npt.NDArray[np.int64] | None = None) -> None:
+        self.parent = np.asarray(parent, np.int64)
+        self.depth = node_depths(self.parent) if depth is None else depth
+        n = self.parent.size
+        small = np.uint16 if n and self.depth.max() < 1 << 16 else np.int64
+        order = np.argsort(self.depth.astype(small), kind="stable")  # (radix sort if small)
+        cuts = np.flatnonzero(np.diff(self.depth[order])) + 1
+        self.levels = np.split(order, cuts) if n else []
+        """Node ids per depth, the roots first."""
+        self.parents = [self.parent[level] for level in self.levels]
+
+    def subtree_reduce(self, values: npt.NDArray, ufunc: np.ufunc = np.add) -> npt.NDArray:
+        """Per node, *ufunc* (``np.add``, ``np.minimum``, ...) reduced over the *values* of
+        the node and all the nodes below it."""
+        out = np.array(values, copy=True)
+        for level, up in zip(self.levels[:0:-1], self.parents[:0:-1], strict=True):
+            ufunc.at(out, up, out[level])
         return out
-    parent = np.asarray(parent, np.int64)
-    small = np.uint16 if depth.max() < 1 << 16 else np.int64
-    order = np.argsort(depth.astype(small), kind="stable")[::-1]  # (radix sort when small)
-    sorted_depth = depth[order]
-    cuts = np.flatnonzero(sorted_depth[1:] != sorted_depth[:-1]) + 1
-    for level in np.split(order, cuts):
-        up = parent[level]
-        has = up >= 0
-        if not has.all():
-            level, up = level[has], up[has]
-        ufunc.at(out, up, out[level])
-    return out
+
+    def path_sums(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per node, the sum of *values* over the node and every node above it."""
+        out = np.array(values, np.int64, copy=True)
+        for level, up in zip(self.levels[1:], self.parents[1:], strict=True):
+            out[level] += out[up]
+        return out
+
+    def preorder(self, key_self: npt.NDArray[np.integer], key_below: npt.NDArray[np.integer]
+                 ) -> npt.NDArray[np.int64]:
+        """Per node, its place in a depth-first walk of the tree, where below each parent
+        (and among the roots) every child ``c`` is met twice: once itself, at
+        ``key_self[c]``, and once as the way into its own children, at ``key_below[c]``; a
+        parent's entries are visited in key order (ties: selves first, then node order).
+        Node ``n`` gets the number of nodes met before it. With text ranks as keys this
+        sorts paths of text as strings sort (see
+        :mod:`tachyon_format.formats.collapsed.assemble`). Keys must be non-negative."""
+        n = self.parent.size
+        if not n:
+            return np.zeros(0, np.int64)
+        below = self.subtree_reduce(np.ones(n, np.int64)) - 1
+        key = np.concatenate([key_self, key_below]).astype(np.int64)
+        group = np.concatenate([self.parent, self.parent]) + 1
+        key += group * (int(key.max()) + 1)
+        order = np.argsort(key, kind="stable")
+        size = np.concatenate([np.ones(n, np.int64), below])[order]
+        running = np.cumsum(size)
+        starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+        base = np.repeat(running[starts] - size[starts], np.diff(starts, append=2 * n))
+        before = np.empty(2 * n, np.int64)
+        before[order] = running - size - base
+        # the entry "below n" starts after everything its ancestors' entries put before it
+        start_below = self.path_sums(before[n:])
+        return np.where(self.parent >= 0, start_below[np.maximum(self.parent, 0)], 0) + (
+            before[:n])
+
+    def intervals(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(start, end)`` per node: the nodes of its subtree are those whose start is in
+        ``[start, end)`` (a depth-first preorder, children in node order)."""
+        n = self.parent.size
+        size = self.subtree_reduce(np.ones(n, np.int64))
+        order = np.argsort(self.parent, kind="stable")
+        sorted_size = size[order]
+        running = np.cumsum(sorted_size)
+        starts = np.flatnonzero(np.diff(self.parent[order], prepend=-2))
+        base = np.repeat(running[starts] - sorted_size[starts], np.diff(starts, append=n))
+        before = np.empty(n, np.int64)
+        before[order] = running - sorted_size - base
+        start = self.path_sums(before + 1) - 1
+        return start, start + size
 
 
 def nearest_kept(parent: npt.NDArray[np.integer], kept: npt.NDArray[np.bool_]
@@ -75,42 +129,3 @@ def ancestor_above(parent: npt.NDArray[np.integer], steps: npt.NDArray[np.intege
         if (steps >> bit).any():
             jump = np.append(jump[jump[:-1]], -1)
     return node
-
-
-def preorder(parent: npt.NDArray[np.integer], depth: npt.NDArray[np.int64],
-             key_self: npt.NDArray[np.integer], key_below: npt.NDArray[np.integer]
-             ) -> npt.NDArray[np.int64]:
-    """Per node, its place in a depth-first walk of the tree, where below each parent (and
-    among the roots) every child ``c`` is met twice: once itself, at ``key_self[c]``, and
-    once as the way into its own children, at ``key_below[c]``; a parent's entries are
-    visited in key order (ties in node order). Node ``n`` gets the number of nodes met
-    before it. With text ranks as keys this sorts paths of text as strings sort (see
-    :mod:`tachyon_format.formats.collapsed.order`); with ``key_self < key_below`` it is
-    the usual preorder. Keys must be non-negative."""
-    n = parent.size
-    if not n:
-        return np.zeros(0, np.int64)
-    parent = np.asarray(parent, np.int64)
-    below = subtree_reduce(parent, depth, np.ones(n, np.int64)) - 1
-    key_self = np.asarray(key_self, np.int64)
-    key_below = np.asarray(key_below, np.int64)
-    span = int(max(key_self.max(), key_below.max())) + 1
-    group = np.concatenate([parent, parent]) + 1
-    key = group * span + np.concatenate([key_self, key_below])
-    size = np.concatenate([np.ones(n, np.int64), below])
-    order = np.argsort(key, kind="stable")
-    running = np.cumsum(size[order])
-    sorted_group = group[order]
-    head = np.ones(2 * n, bool)
-    head[1:] = sorted_group[1:] != sorted_group[:-1]
-    starts = np.flatnonzero(head)
-    base = np.repeat(running[starts] - size[order][starts],
-                     np.diff(np.append(starts, 2 * n)))
-    before = np.empty(2 * n, np.int64)
-    before[order] = running - size[order] - base
-    before_self, before_below = before[:n], before[n:]
-    # the entry "below n" starts after everything its ancestors' entries put before it
-    start_below = decode_chain_sums(before_below.astype(np.uint64),
-                                    parent.copy()).astype(np.int64)
-    inherited = np.where(parent >= 0, start_below[np.maximum(parent, 0)], 0)
-    return inherited + before_self

@@ -7,7 +7,7 @@ innermost frame) and a count each. Two steps, neither a Python step per frame:
 1. **Order** (:func:`line_order`): CPython sorts lines by count, most first, then by text.
    Where texts allow (every frame's text distinct and free of ``;``, and either every line or
    none has a thread prefix), the text order comes from one walk of the tree
-   (:func:`~tachyon_format.kernels.tree.preorder`): below a node, a child's own line sorts at
+   (:meth:`~tachyon_format.kernels.tree.Levels.preorder`): below a node, a child's own line sorts at
    its text, the lines through it at its text plus ``;``. Else the lines' bytes are sorted.
 2. **Bytes** (:func:`line_chunks`): each node's path is cut into blocks of :data:`BLOCK`
    frames, each block's bytes made once per node (a Python step per node, not per frame); a
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels.tree import ancestor_above, node_depths, preorder
+from tachyon_format.kernels.tree import Levels, ancestor_above
 
 BLOCK = 8
 """Frames per block of a path: each node keeps the bytes of its path back to a block start."""
@@ -44,7 +44,8 @@ class Lines:
                  node: npt.NDArray[np.int64], count: npt.NDArray[np.int64]) -> None:
         self.parent, self.text, self.texts = parent, text, texts
         self.prefixes, self.prefix, self.node, self.count = prefixes, prefix, node, count
-        self.depth = node_depths(parent)
+        self.levels = Levels(parent)
+        self.depth = self.levels.depth
         self._num_blocks = (self.depth - 1) // BLOCK + 1
         self._up = ancestor_above(parent, (self.depth - 1) % BLOCK + 1)
         self._blocks: list[bytes] | None = None
@@ -63,7 +64,7 @@ class Lines:
         rank = np.empty((2, len(texts)), np.int64)
         for r, (_, kind, i) in enumerate(ranked):
             rank[kind, i] = r
-        place = preorder(self.parent, self.depth, rank[0][self.text], rank[1][self.text])
+        place = self.levels.preorder(rank[0][self.text], rank[1][self.text])
         prefix_rank = np.empty(len(self.prefixes), np.int64)
         prefix_rank[sorted(range(len(self.prefixes)), key=self.prefixes.__getitem__)] = (
             np.arange(len(self.prefixes)))
@@ -135,12 +136,13 @@ class Lines:
         path's frames from the last block start to the node (a block after the first starts
         with ``;``), as bytes; and (:attr:`_block_row`) each node's row in that list. One
         join of all their frames, then one slice per block."""
-        reached = [self.node]
-        node = self._up[self.node]
-        while (node := node[node >= 0]).size:
-            reached.append(node)
+        reached = np.zeros(self.parent.size, bool)
+        node = self.node
+        while node.size:
+            reached[node] = True
             node = self._up[node]
-        needed = np.unique(np.concatenate(reached))
+            node = node[node >= 0]
+        needed = np.flatnonzero(reached)
         self._block_row = np.full(self.parent.size, -1, np.int64)
         self._block_row[needed] = np.arange(needed.size)
         frames = (self.depth[needed] - 1) % BLOCK + 1

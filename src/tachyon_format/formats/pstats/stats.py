@@ -29,8 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.model import Profile
-from tachyon_format.kernels.segments import decode_chain_sums
-from tachyon_format.kernels.tree import nearest_kept, node_depths, preorder, subtree_reduce
+from tachyon_format.kernels.tree import Levels, nearest_kept
 from tachyon_format.model.aggregate import group_count
 
 INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
@@ -103,13 +102,13 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     parent = profile.stacks.parent.astype(np.int64)
     func = function_of_frame[profile.stacks.frame]
     kept = ~internal[profile.stacks.frame]
-    depth = node_depths(parent)
+    levels = Levels(parent)
     ending = np.zeros(parent.size, np.int64)
     ending[stack_ids] = stack_weight
-    through = subtree_reduce(parent, depth, ending)
+    through = levels.subtree_reduce(ending)
     ending[:] = stack.size
     ending[stack_ids] = stack_first
-    first = subtree_reduce(parent, depth, ending, np.minimum)
+    first = levels.subtree_reduce(ending, np.minimum)
     nearest = nearest_kept(parent, kept)
     live = np.flatnonzero(kept & (through > 0))  # (a kept node's ancestors with it too)
     # 3. direct: the innermost kept frame of each stack.
@@ -127,9 +126,7 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     #    node of the function above them: a node's subtree is [start, start + size) in a
     #    preorder, and it is below an earlier node of its function iff that one's end is
     #    past its start).
-    each = 2 * np.arange(parent.size, dtype=np.int64)  # (a node, then the nodes below it)
-    start = preorder(parent, depth, each, each + 1)
-    end = start + subtree_reduce(parent, depth, np.ones(parent.size, np.int64))
+    start, end = levels.intervals()
     span = parent.size + 1
     by_function = live[np.argsort(func[live] * span + start[live])]
     f = func[by_function]
@@ -140,9 +137,8 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     np.add.at(cumulative, f[outermost], through[by_function[outermost]])
     # 6. First-meeting order: a function is first met in the first sample of its nodes,
     #    at the innermost of them on that stack (the most kept frames above it).
-    kept_depth = depth if kept.all() else decode_chain_sums(
-        kept.astype(np.uint64), parent.copy()).astype(np.int64)
-    deepest = int(depth.max(initial=0)) + 1
+    kept_depth = levels.depth if kept.all() else levels.path_sums(kept.astype(np.int64))
+    deepest = int(levels.depth.max(initial=0)) + 1
     meeting = np.full(len(functions), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(meeting, func[live], first[live] * deepest + deepest - kept_depth[live])
     met = np.flatnonzero(meeting < np.iinfo(np.int64).max)
