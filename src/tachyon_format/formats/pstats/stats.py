@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.model import Profile
 from tachyon_format.kernels.tree import Levels, nearest_kept
+from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 
 INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
