@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tachyon_format.kernels.tree import Levels, ancestor_above, nearest_kept, node_depths
+from tachyon_format.kernels.tree import Levels, ancestor_above, nearest_kept
 
 
 @st.composite
@@ -38,11 +38,11 @@ def test_depths_sums_minima_and_ancestors(parent, data):
     steps = data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
     kept = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     p = np.array(parent, np.int64)
-    depth = node_depths(p)
-    assert depth.tolist() == [len(chain(parent, i)) for i in range(n)]
+    levels = Levels(p)
+    assert levels.depth.tolist() == [len(chain(parent, i)) for i in range(n)]
+    assert sorted(i for level in levels.levels for i in level.tolist()) == list(range(n))
     below = [[j for j in range(n) if i in chain(parent, j)] for i in range(n)]
     v = np.array(values, np.int64)
-    levels = Levels(p)
     assert levels.subtree_reduce(v).tolist() == [sum(values[j] for j in b) for b in below]
     assert levels.subtree_reduce(v, np.minimum).tolist() == [min(values[j] for j in b)
                                                              for b in below]

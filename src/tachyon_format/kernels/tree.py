@@ -3,9 +3,9 @@ root), for outputs that can be computed once per node instead of once per frame 
 stack: the stacks of a profile share their outer frames, so a tree has far fewer nodes than
 its distinct stacks have frames (about 14 times fewer in a synthetic million-sample profile).
 
-Tier (c): each pass is vectorised, one round per tree level (bottom-up sums) or per doubling
-of the deepest chain (pointer jumping), never a Python step per node. Parents may be numbered
-before or after their children; pointers must not form a cycle.
+Tier (c): each pass is vectorised, one round per tree level (:class:`Levels`), per doubling
+of the deepest chain (pointer jumping) or per bit of a step count (binary lifting), never a
+Python step per node. Parents may be numbered before or after their children.
 """
 
 from __future__ import annotations
@@ -13,38 +13,50 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .segments import decode_chain_sums
-
-
-def node_depths(parent: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
-    """Per node, the number of nodes on its chain to the root (a root has depth 1)."""
-    return decode_chain_sums(np.ones(parent.size, np.uint64),
-                             np.array(parent, np.int64)).astype(np.int64)
-
 
 class Levels:
-    """A tree's nodes grouped by depth (one radix sort), for passes that go a level at a
-    time: :meth:`subtree_reduce` deepest first, :meth:`path_sums` from the roots down.
-    Each level is a few gathers over its nodes, so a pass touches every node once."""
+    """A tree's nodes level by level, found breadth first from the roots (one sort of the
+    parent pointers), for passes that go a level at a time: :meth:`subtree_reduce` deepest
+    first, :meth:`path_sums` from the roots down. Within a level, nodes come grouped by
+    parent, so a parent's children are one run (reduced with ``ufunc.reduceat``). Each
+    level is a few gathers over its nodes, so a pass touches every node once. Nodes no root
+    reaches (only in a malformed tree: a cycle) are in no level, with depth 0."""
 
-    def __init__(self, parent: npt.NDArray[np.integer],
-                 depth: npt.NDArray[np.int64] | None = None) -> None:
+    def __init__(self, parent: npt.NDArray[np.integer]) -> None:
         self.parent = np.asarray(parent, np.int64)
-        self.depth = node_depths(self.parent) if depth is None else depth
         n = self.parent.size
-        small = np.uint16 if n and self.depth.max() < 1 << 16 else np.int64
-        order = np.argsort(self.depth.astype(small), kind="stable")  # (radix sort if small)
-        cuts = np.flatnonzero(np.diff(self.depth[order])) + 1
-        self.levels = np.split(order, cuts) if n else []
+        by_parent = np.argsort(self.parent, kind="stable")
+        children = np.bincount(self.parent + 1, minlength=n + 1)
+        first_child = np.zeros(n + 2, np.int64)
+        np.cumsum(children, out=first_child[1:])
+        self.depth = np.zeros(n, np.int64)
+        self.levels: list[npt.NDArray[np.int64]] = []
         """Node ids per depth, the roots first."""
-        self.parents = [self.parent[level] for level in self.levels]
+        self.parents: list[npt.NDArray[np.int64]] = []
+        self._runs: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []
+        level = by_parent[:children[0]]
+        while level.size:
+            self.depth[level] = len(self.levels) + 1
+            self.levels.append(level)
+            self.parents.append(self.parent[level])
+            count = children[level + 1]
+            has = np.flatnonzero(count)
+            if not has.size:
+                break
+            count = count[has]
+            starts = np.zeros(has.size, np.int64)
+            np.cumsum(count[:-1], out=starts[1:])
+            self._runs.append((level[has], starts))  # (each parent, where its run starts)
+            total = int(starts[-1] + count[-1])
+            level = by_parent[np.repeat(first_child[level[has] + 1] - starts, count)
+                              + np.arange(total)]
 
     def subtree_reduce(self, values: npt.NDArray, ufunc: np.ufunc = np.add) -> npt.NDArray:
         """Per node, *ufunc* (``np.add``, ``np.minimum``, ...) reduced over the *values* of
         the node and all the nodes below it."""
         out = np.array(values, copy=True)
-        for level, up in zip(self.levels[:0:-1], self.parents[:0:-1], strict=True):
-            ufunc.at(out, up, out[level])
+        for level, (up, starts) in zip(self.levels[:0:-1], self._runs[::-1], strict=True):
+            out[up] = ufunc(out[up], ufunc.reduceat(out[level], starts))
         return out
 
     def path_sums(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
