@@ -4,15 +4,17 @@ The writer hands over a tree whose nodes are rendered frames (``parent``, ``text
 node, no two siblings of one text key) and the lines: a thread prefix, a node (the stack's
 innermost frame) and a count each. Two steps, neither a Python step per frame:
 
-1. **Order** (:func:`line_order`): CPython sorts lines by count, most first, then by text.
-   Where texts allow (every frame's text distinct and free of ``;``, and either every line or
-   none has a thread prefix), the text order comes from one walk of the tree
-   (:meth:`~tachyon_format.kernels.tree.Levels.preorder`): below a node, a child's own line sorts at
-   its text, the lines through it at its text plus ``;``. Else the lines' bytes are sorted.
-2. **Bytes** (:func:`line_chunks`): each node's path is cut into blocks of :data:`BLOCK`
-   frames, each block's bytes made once per node (a Python step per node, not per frame); a
-   line is its prefix, its blocks (found by jumping a block up at a time) and `` count\\n``,
-   joined a chunk of lines at a time, so memory past the output stays bounded.
+1. **Order** (:meth:`Lines.order`): CPython sorts lines by count, most first, then by text.
+   Where texts allow (every frame's text distinct and free of ``;``, and either every line
+   or none has a thread prefix), the text order comes from one keyed preorder of the tree
+   (:meth:`~tachyon_format.kernels.tree.Levels.preorder`): below a node, a child's own line
+   sorts at its text, the lines through it at its text plus ``;``. Else the lines' bytes are
+   sorted.
+2. **Bytes** (:meth:`Lines.chunks`): a path is cut into blocks of :data:`BLOCK` frames; each
+   node a line reaches by jumping up a block at a time keeps its path's bytes since the last
+   block start (made by one join of all their frames and a slice each); a line is its
+   prefix, its blocks and `` count\\n``, joined :data:`CHUNK_PIECES` pieces at a time, so
+   memory past the tree and the blocks stays bounded however long the output.
 """
 
 from __future__ import annotations
