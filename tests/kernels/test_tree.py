@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tachyon_format.kernels.tree import Levels, ancestor_above, nearest_kept
+from tachyon_format.kernels.tree import Levels, nearest_kept
 
 
 @st.composite
@@ -32,10 +32,9 @@ def chain(parent: list[int], node: int) -> list[int]:
 
 
 @given(trees(), st.data())
-def test_depths_sums_minima_and_ancestors(parent, data):
+def test_depths_sums_minima_and_nearest_nodes(parent, data):
     n = len(parent)
     values = data.draw(st.lists(st.integers(-50, 50), min_size=n, max_size=n))
-    steps = data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
     kept = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     p = np.array(parent, np.int64)
     levels = Levels(p)
@@ -52,8 +51,8 @@ def test_depths_sums_minima_and_ancestors(parent, data):
     assert sorted(start.tolist()) == list(range(n))
     for i in range(n):
         assert [j for j in range(n) if start[i] <= start[j] < end[i]] == below[i]
-    up = [(chain(parent, i) + [-1] * 7)[s] for i, s in enumerate(steps)]
-    assert ancestor_above(p, np.array(steps, np.int64)).tolist() == up
+    above = [next((j for j in chain(parent, i)[1:] if kept[j]), -1) for i in range(n)]
+    assert levels.nearest_above(np.array(kept, bool)).tolist() == above
     nearest = [next((j for j in chain(parent, i) if kept[j]), -1) for i in range(n)]
     assert nearest_kept(p, np.array(kept, bool)).tolist() == nearest
 

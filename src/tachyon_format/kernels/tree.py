@@ -3,9 +3,9 @@ root), for outputs that can be computed once per node instead of once per frame 
 stack: the stacks of a profile share their outer frames, so a tree has far fewer nodes than
 its distinct stacks have frames (about 14 times fewer in a synthetic million-sample profile).
 
-Tier (c): each pass is vectorised, one round per tree level (:class:`Levels`), per doubling
-of the deepest chain (pointer jumping) or per bit of a step count (binary lifting), never a
-Python step per node. Parents may be numbered before or after their children.
+Tier (c): each pass is vectorised, one round per tree level (:class:`Levels`) or per doubling
+of the deepest chain (pointer jumping), never a Python step per node. Parents may be numbered
+before or after their children.
 """
 
 from __future__ import annotations
@@ -66,6 +66,13 @@ class Levels:
             out[level] += out[up]
         return out
 
+    def nearest_above(self, marked: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """Per node, the nearest node strictly above it where *marked* is true (-1: none)."""
+        out = np.full(self.parent.size, -1, np.int64)
+        for level, up in zip(self.levels[1:], self.parents[1:], strict=True):
+            out[level] = np.where(marked[up], up, out[up])
+        return out
+
     def preorder(self, key_self: npt.NDArray[np.integer], key_below: npt.NDArray[np.integer]
                  ) -> npt.NDArray[np.int64]:
         """Per node, its place in a depth-first walk of the tree, where below each parent
@@ -121,23 +128,3 @@ def nearest_kept(parent: npt.NDArray[np.integer], kept: npt.NDArray[np.bool_]
         live = live[ptr[live] >= 0]
         live = live[~kept[ptr[live]]]
     return ptr
-
-
-def ancestor_above(parent: npt.NDArray[np.integer], steps: npt.NDArray[np.integer]
-                   ) -> npt.NDArray[np.int64]:
-    """Per node ``i``, the node ``steps[i]`` levels above it (-1 past a root). Binary
-    lifting: one gather of the whole tree per bit of the largest step."""
-    n = parent.size
-    node = np.arange(n, dtype=np.int64)
-    steps = np.asarray(steps, np.int64)
-    if not n or steps.max() <= 0:
-        return node
-    jump = np.append(np.asarray(parent, np.int64), -1)  # (index -1: past a root stays -1)
-    bit = 0
-    while (steps >> bit).any():
-        take = np.flatnonzero((steps >> bit) & 1)
-        node[take] = jump[node[take]]
-        bit += 1
-        if (steps >> bit).any():
-            jump = np.append(jump[jump[:-1]], -1)
-    return node

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels.tree import Levels, ancestor_above
+from tachyon_format.kernels.tree import Levels
 
 BLOCK = 8
 """Frames per block of a path: each node keeps the bytes of its path back to a block start."""
@@ -49,7 +49,7 @@ class Lines:
         self.levels = Levels(parent)
         self.depth = self.levels.depth
         self._num_blocks = (self.depth - 1) // BLOCK + 1
-        self._up = ancestor_above(parent, (self.depth - 1) % BLOCK + 1)
+        self._up = self.levels.nearest_above(self.depth % BLOCK == 0)  # (the last block's end)
         self._blocks: list[bytes] | None = None
         self._block_row = np.zeros(0, np.int64)
 
