@@ -43,3 +43,20 @@ def profiles(draw) -> Profile:
     threads = Threads(np.zeros(n_threads, np.uint32), np.arange(7, 7 + n_threads,
                                                                 dtype=np.uint64))
     return Profile(Strings.from_texts(texts), frames, stacks, threads, samples)
+
+
+def renumbered(profile: Profile, permutation: list[int]) -> Profile:
+    """*profile* with the nodes of its stack tree numbered by *permutation* (node ``i``
+    becomes ``permutation[i]``), so that a parent may come after its children: the same
+    stacks, as a reader that numbers its tree otherwise would give them."""
+    from dataclasses import replace
+
+    new = np.asarray(permutation, np.int64)
+    old = np.empty_like(new)
+    old[new] = np.arange(new.size)
+    tree = profile.stacks
+    new_or_none = np.append(new, -1)  # (index -1: no node, stays -1)
+    stacks = Stacks(tree.frame[old], new_or_none[tree.parent[old]].astype(np.int32))
+    samples = replace(profile.samples,
+                      stack=new_or_none[profile.samples.stack].astype(np.int32))
+    return replace(profile, stacks=stacks, samples=samples)

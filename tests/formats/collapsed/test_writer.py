@@ -14,6 +14,7 @@ from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings
 from tachyon_format.model.aggregate import aggregate_samples
 from tests.helpers.cpython_replay import replay_outputs
 from tests.helpers.cpython_workloads import ORACLE_SETTINGS, workloads, write_with_cpython
+from tests.helpers.made_up_profiles import renumbered
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR, SHARED_FIXTURES
 from tests.helpers.reference import requires_reference
 
@@ -180,3 +181,65 @@ def test_native_profiles_are_writable(path, tmp_path):
     assert "::" not in text  # every frame is named (a function, or its address)
     back = tachyon_format.read(text.encode(), format="collapsed")
     assert dumps(back) == text.encode()
+
+
+# -- the per-node writer against the line-by-line model ----------------------------------------
+
+FILES = ["/app/a.py", "/b/a.py", "a.pyx", "~", "", "x/_sync_coordinator.py", "s;t.py"]
+FUNCTIONS = ["f", "f1", "f10", "g;h", "\u00e9", "\udc80", "<native>", ""]
+
+
+@st.composite
+def tricky_profiles(draw) -> Profile:
+    """Frames whose texts are prefixes of each other, hold ``;``, repeat (one basename in two
+    directories) or are the profiler's; samples with and without a thread."""
+    n_frames = draw(st.integers(1, 8))
+    texts = FILES + FUNCTIONS
+    files = st.integers(0, len(FILES) - 1)
+    functions = st.integers(len(FILES), len(texts) - 1)
+    column = st.lists(st.integers(-1, 12), min_size=n_frames, max_size=n_frames)
+    frames = Frames(
+        filename=np.array(draw(st.lists(files, min_size=n_frames, max_size=n_frames)),
+                          np.uint32),
+        funcname=np.array(draw(st.lists(functions, min_size=n_frames, max_size=n_frames)),
+                          np.uint32),
+        lineno=np.array(draw(column), np.int32), end_lineno=np.full(n_frames, -1, np.int32),
+        column=np.full(n_frames, -1, np.int32), end_column=np.full(n_frames, -1, np.int32),
+        opcode=np.full(n_frames, -1, np.int16))
+    stack_lists = draw(st.lists(st.lists(st.integers(0, n_frames - 1), max_size=12),
+                                min_size=1, max_size=8))
+    stacks, ids = Stacks.from_lists(stack_lists)
+    n = draw(st.integers(0, 30))
+    which = draw(st.lists(st.integers(0, len(stack_lists) - 1), min_size=n, max_size=n))
+    thread = draw(st.lists(st.integers(-1, 2) if draw(st.booleans()) else st.integers(0, 2),
+                           min_size=n, max_size=n))
+    threads = Threads(np.zeros(3, np.uint32), np.array([5, 12, 1], np.uint64))
+    samples = Samples(stack=ids[np.array(which, np.int64)].astype(np.int32),
+                      thread=np.array(thread, np.int32))
+    return Profile(Strings.from_texts(texts), frames, stacks, threads, samples)
+
+
+@pytest.mark.parametrize("block", [1, 3, 8])
+@settings(max_examples=60)
+@given(profile=tricky_profiles(), style=st.sampled_from(["cpython", "py-spy", "function"]),
+       flags=st.tuples(st.booleans(), st.booleans(), st.booleans()))
+def test_same_bytes_as_the_line_by_line_model(block, profile, style, flags):
+    """Blocks of 1, 3 and 8 frames, a few lines per chunk; both ways of ordering lines."""
+    from tachyon_format.formats.collapsed import assemble
+
+    lines, thread_prefix, filter_internal = flags
+    options = dict(style=style, lines=lines, thread_prefix=thread_prefix,
+                   filter_internal=filter_internal)
+    expected = "".join(f"{text} {count}\n" for text, count in collapsed_lines(profile, **options))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(assemble, "BLOCK", block)
+        patch.setattr(assemble, "CHUNK_PIECES", 7)
+        assert dumps(profile, **options) == expected.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=40)
+@given(profile=tricky_profiles(), random=st.randoms(use_true_random=False))
+def test_the_numbering_of_the_stack_tree_does_not_matter(profile, random):
+    permutation = list(range(len(profile.stacks)))
+    random.shuffle(permutation)
+    assert dumps(renumbered(profile, permutation)) == dumps(profile)

@@ -17,6 +17,7 @@ import tachyon_format
 from tachyon_format.formats.pstats.writer import SAMPLED_MARKER, build
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads, ValueType
 from tachyon_format.model.aggregate import aggregate_samples
+from tests.helpers.made_up_profiles import renumbered
 from tests.helpers.paths import DATA_DIR
 
 GOLDENS = sorted(DATA_DIR.glob("*.pstats"))
@@ -173,3 +174,16 @@ def test_a_pprof_profile_is_writable(tmp_path):
     again = tachyon_format.read(tmp_path / "p.pb.gz")
     stats = build(again, interval_us=2000)
     assert stats == golden(DATA_DIR / "threads_wall_zstd.pstats")
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_profiles(), st.randoms(use_true_random=False))
+def test_the_numbering_of_the_stack_tree_does_not_matter(case, random):
+    """Counts come from passes over the tree; a tree whose parents come after their
+    children (as a reader may number it) gives the same dict, in the same order."""
+    profile = case[0]
+    permutation = list(range(len(profile.stacks)))
+    random.shuffle(permutation)
+    expected = build(profile)
+    got = build(renumbered(profile, permutation))
+    assert got == expected and list(got) == list(expected)

@@ -16,13 +16,16 @@ whose invalid UTF-8 shows the same): CPython writes both lines, and so does this
 dialects count frames by their text).
 
 Tier (c): one :func:`~tachyon_format.model.aggregate.group_count` over the samples, then work
-per distinct stack only (each rendered once), so a profile whose rows stand for
-:meth:`~tachyon_format.Profile.weights` samples (an aggregated one) gives the same output.
+per node of the stack tree (:mod:`.assemble`: each frame's text encoded once, the lines
+ordered by one walk of the tree, their bytes joined from per-node blocks a chunk at a time),
+so a profile whose rows stand for :meth:`~tachyon_format.Profile.weights` samples (an
+aggregated one) gives the same output. :func:`collapsed_lines` is the same, line by line.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from itertools import pairwise
 
 import numpy as np
@@ -30,14 +33,15 @@ import numpy as np
 from tachyon_format.model import Profile, Stacks
 from tachyon_format.model.aggregate import group_count
 
-from .frames import Style, render_frames
+from .assemble import Lines
+from .frames import RenderedFrames, Style, render_frames
 
 
 def write(profile: Profile, destination: str | os.PathLike, **options) -> None:
     """Write *profile* to the path *destination*; *options* as for :func:`dumps`."""
-    data = dumps(profile, **options)
     with open(destination, "wb") as f:
-        f.write(data)
+        for chunk in chunks(profile, **options):
+            f.write(chunk)
 
 
 def dumps(profile: Profile, *, style: Style = "cpython", lines: bool = True,
@@ -51,18 +55,64 @@ def dumps(profile: Profile, *, style: Style = "cpython", lines: bool = True,
     have none); ``filter_internal``: leave out the profiler's own frames, as CPython does;
     ``sample_type``: the value summed (default: the sample count, :meth:`Profile.sample_counts`,
     as collapsed stacks count samples)."""
-    return "".join(f"{text} {count}\n" for text, count in
-                   collapsed_lines(profile, style=style, lines=lines,
-                                   thread_prefix=thread_prefix,
-                                   filter_internal=filter_internal,
-                                   sample_type=sample_type)
-                   ).encode("utf-8", "surrogatepass")
+    return b"".join(chunks(profile, style=style, lines=lines, thread_prefix=thread_prefix,
+                           filter_internal=filter_internal, sample_type=sample_type))
+
+
+def chunks(profile: Profile, *, style: Style = "cpython", lines: bool = True,
+           thread_prefix: bool = True, filter_internal: bool = True,
+           sample_type: str | None = None) -> Iterator[bytes]:
+    """What :func:`dumps` returns (same options), a few thousand lines at a time."""
+    table = _line_table(profile, render_frames(profile, style, lines), thread_prefix,
+                        filter_internal, sample_type)
+    if table is not None:
+        yield from table.chunks(table.order())
+
+
+def _line_table(profile: Profile, rendered: RenderedFrames, thread_prefix: bool,
+                filter_internal: bool, sample_type: str | None) -> Lines | None:
+    """The lines over a tree of rendered frames (None: no line). The profile's own tree
+    when it already is one (no frame to filter out, no two siblings of one key); else a new
+    tree of the rendered stacks, as :func:`collapsed_lines` builds it."""
+    samples = profile.samples
+    weights = None if samples.values is None else (
+        profile.sample_counts() if sample_type is None else profile.weights(sample_type))
+    thread_ids, thread_key = _thread_keys(profile, thread_prefix)
+    keys, counts = group_count({"thread": thread_key, "stack": samples.stack}, weights)
+    tree = profile.stacks
+    node_key = rendered.key[tree.frame]
+    pairs = np.sort((tree.parent.astype(np.int64) + 1) * (len(rendered.texts) + 1) + node_key)
+    if (filter_internal and rendered.internal[tree.frame].any()) or (
+            pairs.size and (pairs[1:] == pairs[:-1]).any()):
+        stack_ids, where = np.unique(keys["stack"], return_inverse=True)
+        offsets, frame_rows = tree.to_csr(stack_ids)
+        keep = ~rendered.internal[frame_rows] if filter_internal else np.ones(
+            frame_rows.size, bool)
+        kept_before = np.zeros(keep.size + 1, np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        tree, new_ids = Stacks.from_csr(kept_before[offsets], rendered.key[frame_rows[keep]])
+        node_key = tree.frame
+        stack_key = new_ids[where.reshape(-1)]
+        has_frames = stack_key >= 0
+        keys, counts = group_count({"thread": keys["thread"][has_frames],
+                                    "stack": stack_key[has_frames]}, counts[has_frames])
+    else:
+        has_frames = keys["stack"] >= 0
+        keys = {name: column[has_frames] for name, column in keys.items()}
+        counts = counts[has_frames]
+    if not counts.size:
+        return None
+    thread = np.where(keys["thread"] >= 0, keys["thread"], len(thread_ids))
+    return Lines(tree.parent.astype(np.int64), node_key.astype(np.int64), rendered.texts,
+                 [f"tid:{t};" for t in thread_ids] + [""], thread.astype(np.int64),
+                 keys["stack"].astype(np.int64), counts)
 
 
 def collapsed_lines(profile: Profile, *, style: Style = "cpython", lines: bool = True,
                     thread_prefix: bool = True, filter_internal: bool = True,
                     sample_type: str | None = None) -> list[tuple[str, int]]:
-    """The lines :func:`dumps` writes, as ``(stack text, count)`` in their order."""
+    """The lines :func:`dumps` writes, as ``(stack text, count)`` in their order: one line
+    at a time, in Python (a plain model of what :func:`chunks` computes per tree node)."""
     samples = profile.samples
     rendered = render_frames(profile, style, lines)
     weights = None if samples.values is None else (

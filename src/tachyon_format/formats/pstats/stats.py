@@ -13,8 +13,12 @@ are taken out, and an empty stack counting for nothing:
 
 Computed columnar (tier c): samples are first aggregated per distinct stack with
 :func:`~tachyon_format.model.aggregate.group_count` (threads are not part of a pstats key, so
-the stack alone is the group), then the counts come from numpy over the frames of the
-distinct stacks; Python touches only the frame table (to build the keys) and the result.
+the stack alone is the group); then every count is a pass over the nodes of the stack tree
+(:mod:`tachyon_format.kernels.tree`), which the stacks share, not over the frames of every
+distinct stack: the weight through a node is the sum over its subtree, a caller edge is a
+kept node and the nearest kept node above it, and a function's cumulative count is the
+weight through its outermost nodes. Python touches only the frame table (to build the
+keys) and the result.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.kernels.tree import Levels, nearest_kept
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 from tachyon_format.model.internal import internal_frames
@@ -85,33 +90,56 @@ def function_stats(profile: Profile, sample_type: str | None = None) -> Function
     if not counted.all():
         stack, weights = stack[counted], weights[counted]
     keys, stack_weight = group_count({"stack": stack}, weights)
-    _, stack_first = np.unique(stack, return_index=True)
     stack_ids = keys["stack"].astype(np.int64)
-    # 2. The frames of those stacks, innermost first, mapped to functions; internal dropped.
+    stack_first = np.full(stack_ids.size, stack.size, np.int64)
+    np.minimum.at(stack_first, np.searchsorted(stack_ids, stack), np.arange(stack.size))
+    # 2. Per node of the stack tree: its function, whether kept (not the profiler's), the
+    #    weight of the stacks through it and the first sample of one.
     function_of_frame, functions, internal = _frame_functions(profile)
-    offsets, frame_rows = profile.stacks.to_csr(stack_ids)
-    segment = np.repeat(np.arange(stack_ids.size), np.diff(offsets))
-    position = np.arange(frame_rows.size) - offsets[segment]
-    keep = ~internal[frame_rows]
-    func, segment, position = function_of_frame[frame_rows][keep], segment[keep], position[keep]
-    weight = stack_weight[segment]
+    parent = profile.stacks.parent.astype(np.int64)
+    func = function_of_frame[profile.stacks.frame]
+    kept = ~internal[profile.stacks.frame]
+    levels = Levels(parent)
+    ending = np.zeros(parent.size, np.int64)
+    ending[stack_ids] = stack_weight
+    through = levels.subtree_reduce(ending)
+    ending[:] = stack.size
+    ending[stack_ids] = stack_first
+    first = levels.subtree_reduce(ending, np.minimum)
+    nearest = nearest_kept(parent, kept)
+    live = np.flatnonzero(kept & (through > 0))  # (a kept node's ancestors with it too)
     # 3. direct: the innermost kept frame of each stack.
-    innermost = np.ones(func.size, bool)
-    innermost[1:] = segment[1:] != segment[:-1]
+    innermost = nearest[stack_ids]
+    has = innermost >= 0
     direct = np.zeros(len(functions), np.int64)
-    np.add.at(direct, func[innermost], weight[innermost])
-    # 4. cumulative: each distinct function of a stack once.
-    pairs, _ = group_count({"segment": segment, "func": func})
+    np.add.at(direct, func[innermost[has]], stack_weight[has])
+    # 4. caller edges: each kept node and the nearest kept node above it, every stack
+    #    through it (so a pair repeated in one stack counts once per repetition).
+    caller = np.where(parent[live] >= 0, nearest[np.maximum(parent[live], 0)], -1)
+    called = caller >= 0
+    edges, edge_count = group_count({"callee": func[live[called]],
+                                     "caller": func[caller[called]]}, through[live[called]])
+    # 5. cumulative: per function, the stacks through its outermost nodes (those with no
+    #    node of the function above them: a node's subtree is [start, start + size) in a
+    #    preorder, and it is below an earlier node of its function iff that one's end is
+    #    past its start).
+    start, end = levels.intervals()
+    span = parent.size + 1
+    by_function = live[np.argsort(func[live] * span + start[live])]
+    f = func[by_function]
+    reach = np.maximum.accumulate(f * span + end[by_function])
+    outermost = np.ones(f.size, bool)
+    outermost[1:] = (f[1:] != f[:-1]) | (reach[:-1] - f[1:] * span <= start[by_function][1:])
     cumulative = np.zeros(len(functions), np.int64)
-    np.add.at(cumulative, pairs["func"], stack_weight[pairs["segment"]])
-    # 5. caller edges: adjacent frames of one stack, every occurrence.
-    adjacent = ~innermost[1:]
-    edges, edge_count = group_count({"callee": func[:-1][adjacent],
-                                     "caller": func[1:][adjacent]}, weight[1:][adjacent])
-    # 6. First-meeting order: by the first sample of the stack, then the frame's position.
-    by_meeting = np.lexsort((position, stack_first[segment]))
-    met, first_at = np.unique(func[by_meeting], return_index=True)
-    order = met[np.argsort(first_at, kind="stable")]
+    np.add.at(cumulative, f[outermost], through[by_function[outermost]])
+    # 6. First-meeting order: a function is first met in the first sample of its nodes,
+    #    at the innermost of them on that stack (the most kept frames above it).
+    kept_depth = levels.depth if kept.all() else levels.path_sums(kept.astype(np.int64))
+    deepest = int(levels.depth.max(initial=0)) + 1
+    meeting = np.full(len(functions), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(meeting, func[live], first[live] * deepest + deepest - kept_depth[live])
+    met = np.flatnonzero(meeting < np.iinfo(np.int64).max)
+    order = met[np.argsort(meeting[met], kind="stable")]
     rank = np.full(len(functions), -1, np.int64)
     rank[order] = np.arange(order.size)
     return FunctionStats(
