@@ -15,20 +15,19 @@
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads
 
+from ..sources import Source
+from ..sources import read_bytes as load
 from .facts import EXTRAS_KEY, CollapsedFacts
 from .frames import STYLES, detect_style, parse_frame
 from .text import decode, encoding_of
-
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
 _COUNT = re.compile(r"[ \t]([0-9]+)[ \t]*\Z")
 """The end of a stack line: one space or tab, the count, maybe blanks (searched, not matched
@@ -87,21 +86,6 @@ def info(source: Source) -> dict[str, Any]:
     """What :class:`.facts.CollapsedFacts` says of *source* (read leniently)."""
     return read(source, errors="skip").extras[EXTRAS_KEY].info
 
-
-def load(source: Source) -> bytes:
-    """The bytes of *source*."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            return f.read()
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
-        return bytes(data)
-    raise TypeError(f"expected a path, bytes or a binary file object, not "
-                    f"{type(source).__name__}")
 
 
 # -- the steps --------------------------------------------------------------------------------

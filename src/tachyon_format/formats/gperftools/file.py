@@ -13,9 +13,7 @@ Pipeline:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -26,27 +24,9 @@ from tachyon_format.schema import gperftools as spec
 
 from .facts import Layout
 
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
-"""A path, the file's bytes, or a binary file object (read whole)."""
-
 _HEADER_FIELDS = ("header_count", "num_header_slots", "version", "period_us", "padding")
 _TRAILER = (0, 1, 0)
 
-
-def load(source: Source) -> bytes:
-    """The bytes of *source*."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            return f.read()
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
-        return bytes(data)
-    raise TypeError(f"expected a path, bytes or a binary file object, not "
-                    f"{type(source).__name__}")
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,10 @@ from tachyon_format.model import (
 )
 from tachyon_format.schema.gperftools import Variant
 
+from ..sources import Source, read_bytes
 from . import maps
 from .facts import EXTRAS_KEY, GperftoolsFacts, info_dict
-from .file import Records, Source, load, read_records
+from .file import Records, read_records
 from .java import parse_symbols
 from .stacks import Located, cpp_samples, first_appearance
 
@@ -48,7 +49,7 @@ def read(source: Source, *, drop_signal_frames: bool = True) -> Profile:
     *drop_signal_frames*: remove the second frame shared by nearly every sample, as pprof
     does (it was the signal handler's, in old libprofilers); ``False`` keeps every recorded
     frame. Raises :class:`~tachyon_format.FormatError` for malformed input."""
-    return parse(load(source), drop_signal_frames=drop_signal_frames)
+    return parse(read_bytes(source), drop_signal_frames=drop_signal_frames)
 
 
 def parse(data: bytes, *, drop_signal_frames: bool = True) -> Profile:
@@ -61,7 +62,7 @@ def parse(data: bytes, *, drop_signal_frames: bool = True) -> Profile:
 
 def info(source: Source) -> dict:
     """The header's facts and the number of records, without building the profile."""
-    records = read_records(load(source))
+    records = read_records(read_bytes(source))
     return info_dict(records.layout, records.header, len(records), len(records.text))
 
 

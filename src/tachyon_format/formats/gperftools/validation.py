@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tachyon_format.errors import FormatError
 
-from .file import Source
+from ..sources import Source
 from .reader import read
 
 

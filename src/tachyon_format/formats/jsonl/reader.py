@@ -11,9 +11,6 @@ writing the profile as JSONL again gives the same bytes.
 
 from __future__ import annotations
 
-import os
-from typing import BinaryIO
-
 import numpy as np
 
 from tachyon_format.errors import FormatError
@@ -28,24 +25,10 @@ from tachyon_format.model import (
     ValueType,
 )
 
+from ..sources import Source
+from ..sources import read_bytes as load
 from .facts import EXTRAS_KEY, JsonlFacts
 from .records import Parsed, parse_records
-
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
-"""A path, the file's bytes, or a binary file object (read whole)."""
-
-
-def load(source: Source) -> bytes:
-    """The bytes of *source*."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            return f.read()
-    data = source.read()
-    if isinstance(data, str):
-        raise TypeError("open the file in binary mode ('rb')")
-    return bytes(data)
 
 
 def read(source: Source) -> Profile:

@@ -12,12 +12,12 @@ with the byte offset, or with the entry's key for a well-encoded but misshapen d
 from __future__ import annotations
 
 import marshal
-import os
-from typing import Any, BinaryIO
+from typing import Any
 
 from tachyon_format.errors import FormatError
 
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
+from ..sources import Source
+from ..sources import read_bytes as load_bytes
 
 SAMPLED_MARKER = ("__sampled__",)
 MAX_DEPTH = 16
@@ -29,14 +29,6 @@ _CONTAINERS4 = {ord("("), ord("[")}
 _DICT, _SMALL_TUPLE, _LONG, _NULL = ord("{"), ord(")"), ord("l"), ord("0")
 _UNTIL_NULL = -1
 
-
-def load_bytes(source: Source) -> bytes:
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if hasattr(source, "read"):
-        return source.read()  # type: ignore[union-attr]
-    with open(source, "rb") as f:  # type: ignore[arg-type]
-        return f.read()
 
 
 def _length(data: bytes, pos: int, size: int, field: str) -> int:

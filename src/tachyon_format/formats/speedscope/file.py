@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,8 +30,6 @@ import numpy.typing as npt
 from tachyon_format.errors import FormatError
 
 from . import SCHEMA_URL
-
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
 UNITS = ("none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes")
 """The values of a profile's ``unit`` (the schema's ``ValueUnit``)."""
@@ -42,21 +39,6 @@ MAX_INT = 2**63 - 1
 MAX_AT = 2**62
 """Event times above this (in magnitude) are refused, so that every difference fits 64 bits."""
 
-
-def load(source: Source) -> bytes:
-    """The bytes of *source*."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            return f.read()
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
-        return bytes(data)
-    raise TypeError(f"expected a path, bytes or a binary file object, not "
-                    f"{type(source).__name__}")
 
 
 def fail(path: str, message: str) -> FormatError:

@@ -34,6 +34,7 @@ from tachyon_format.model import (
     ValueType,
 )
 
+from ..sources import Source, read_bytes
 from . import file as ff
 from .events import scan_events
 from .facts import EXTRAS_KEY, ProfileFacts, SpeedscopeFacts
@@ -44,13 +45,13 @@ VALUE_TYPE_OF_UNIT = {"none": SAMPLES_COUNT, "bytes": ValueType("space", "bytes"
 """The model's sample type for a speedscope unit that is not a time (times: ``time``)."""
 
 
-def read(source: ff.Source) -> Profile:
+def read(source: Source) -> Profile:
     """The profile in *source* (a path, bytes or a binary file object). Raises
     :class:`~tachyon_format.FormatError` for malformed input."""
-    return parse(ff.load(source))
+    return parse(read_bytes(source))
 
 
-def validate(source: ff.Source) -> list[str]:
+def validate(source: Source) -> list[str]:
     """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad
     input."""
     try:
@@ -64,7 +65,7 @@ def validate(source: ff.Source) -> list[str]:
     return []
 
 
-def info(source: ff.Source) -> dict:
+def info(source: Source) -> dict:
     """The file's name, exporter and its profiles (name, type, unit, value range)."""
     return read(source).extras[EXTRAS_KEY].info
 
