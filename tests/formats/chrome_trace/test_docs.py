@@ -1,49 +1,29 @@
 """docs/formats/chrome-trace.md: its example runs (on a Tachyon golden file) and prints what it
-shows, the formats it names are registered, and its links resolve."""
+shows, every writer option is documented, and its links resolve."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-import shutil
-from pathlib import Path
-
 import tachyon_format
-from tests.helpers.paths import DATA_DIR, REPO
+from tachyon_format.formats.chrome_trace import writer
+from tests.helpers.docs_pages import (
+    FORMAT_PAGES,
+    links_resolve,
+    options_documented,
+    run_examples,
+)
 
-PAGE = REPO / "docs" / "formats" / "chrome-trace.md"
-TEXT = PAGE.read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
+PAGE = FORMAT_PAGES / "chrome-trace.md"
 
 
 def test_example_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    shutil.copyfile(DATA_DIR / "threads_wall_zstd.bin", tmp_path / "python.bin")
-    assert BLOCKS
-    for block in BLOCKS:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(block, PAGE.name, "exec"), {})
-        for line in block.splitlines():
-            if "print(" in line and "#" in line:
-                for word in line.split("#", 1)[1].split():
-                    assert word in out.getvalue(), line
+    run_examples(PAGE, tmp_path)
     assert tachyon_format.FORMATS["chrome-trace"].can_write
 
 
 def test_options_table_matches_the_writer():
-    import inspect
-
-    from tachyon_format.formats.chrome_trace import writer
-
-    accepted = set(inspect.signature(writer.dumps).parameters) - {"profile"}
-    for name in accepted:
-        assert f"`{name}`" in TEXT, name
+    options_documented(PAGE, writer.dumps, besides={"profile"})
 
 
 def test_links_resolve_and_no_local_paths():
-    for target in re.findall(r"\]\(([^)\s]+)\)", TEXT):
-        if not re.match(r"[a-z]+:", target):
-            assert (PAGE.parent / target.partition("#")[0]).resolve().is_file(), target
-    assert str(REPO) not in TEXT and str(Path.home()) + "/" not in TEXT
+    links_resolve(PAGE)
