@@ -23,7 +23,7 @@ import numpy as np
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads
 
-from ..sources import Source
+from ..sources import Source, problems_reading
 from ..sources import read_bytes as load
 from .facts import EXTRAS_KEY, CollapsedFacts
 from .frames import STYLES, detect_style, parse_frame
@@ -73,13 +73,7 @@ def read(source: Source, *, style: str = "auto", lines: bool = True,
 
 def validate(source: Source, **options: Any) -> list[str]:
     """The problems that make *source* unreadable, ``[]`` if none; never raises on bad input."""
-    try:
-        read(source, **options)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    return []
+    return problems_reading(read, source, **options)
 
 
 def info(source: Source) -> dict[str, Any]:

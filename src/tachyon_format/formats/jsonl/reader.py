@@ -25,7 +25,7 @@ from tachyon_format.model import (
     ValueType,
 )
 
-from ..sources import Source
+from ..sources import Source, problems_reading
 from ..sources import read_bytes as load
 from .facts import EXTRAS_KEY, JsonlFacts
 from .records import Parsed, parse_records
@@ -43,15 +43,7 @@ def info(source: Source) -> dict:
 
 def validate(source: Source) -> list[str]:
     """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad input."""
-    try:
-        read(source)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    except Exception as exc:  # a reader bug must not break the never-raises contract
-        return [f"internal error while reading: {type(exc).__name__}: {exc}"]
-    return []
+    return problems_reading(read, source)
 
 
 def parse(data: bytes) -> Profile:

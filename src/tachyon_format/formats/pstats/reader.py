@@ -8,6 +8,7 @@ from typing import Any
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Profile
 
+from ..sources import problems_reading
 from .file import SAMPLED_MARKER, Source, load
 
 
@@ -23,15 +24,7 @@ def read(source: Source, **options: Any) -> Profile:
 def validate(source: Source, **options: Any) -> list[str]:
     """The problems that make *source* unusable by ``pstats.Stats``, ``[]`` if none; never
     raises on malformed input."""
-    try:
-        load(source)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    except Exception as exc:  # a bug must not break the never-raises contract
-        return [f"internal error while reading: {type(exc).__name__}: {exc}"]
-    return []
+    return problems_reading(load, source)
 
 
 def info(source: Source) -> dict[str, Any]:

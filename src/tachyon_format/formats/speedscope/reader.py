@@ -21,7 +21,6 @@ import re
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
 from tachyon_format.model import (
     SAMPLES_COUNT,
     Frames,
@@ -34,7 +33,7 @@ from tachyon_format.model import (
     ValueType,
 )
 
-from ..sources import Source, read_bytes
+from ..sources import Source, problems_reading, read_bytes
 from . import file as ff
 from .events import scan_events
 from .facts import EXTRAS_KEY, ProfileFacts, SpeedscopeFacts
@@ -54,15 +53,7 @@ def read(source: Source) -> Profile:
 def validate(source: Source) -> list[str]:
     """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad
     input."""
-    try:
-        read(source)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    except Exception as exc:  # a reader bug must not break the never-raises contract
-        return [f"internal error while reading: {type(exc).__name__}: {exc}"]
-    return []
+    return problems_reading(read, source)
 
 
 def info(source: Source) -> dict:
