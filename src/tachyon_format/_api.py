@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
+from .formats.sources import gunzip, read_bytes
 
 if TYPE_CHECKING:  # (the model needs numpy: it loads with the first verb that reads)
     from .model import Profile
@@ -227,33 +228,10 @@ checked while unpacking, so a gzip bomb fails instead of filling memory."""
 
 def _gunzip(source: Source) -> bytes:
     """The gzip'd *source* unpacked (every member), at most :data:`MAX_GUNZIPPED_SIZE`."""
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            data = f.read()
-    elif isinstance(source, bytes | bytearray | memoryview):
-        data = bytes(source)
-    else:
-        data = source.getvalue()  # (a stream was read whole into a BytesIO by _head)
-    out = bytearray()
-    rest = data
-    while rest:
-        unpacker = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        try:
-            while True:
-                out += unpacker.decompress(rest, 1 << 24)
-                if len(out) > MAX_GUNZIPPED_SIZE:
-                    raise FormatError(f"gzip'd input unpacks to more than "
-                                      f"{MAX_GUNZIPPED_SIZE} bytes", offset=0, path="gzip")
-                rest = unpacker.unconsumed_tail
-                if unpacker.eof or not rest:
-                    break
-        except zlib.error as exc:
-            raise FormatError(f"broken gzip data: {exc}", offset=len(data) - len(rest),
-                              path="gzip") from None
-        if not unpacker.eof:
-            raise FormatError("gzip data ends early", offset=len(data), path="gzip")
-        rest = unpacker.unused_data
-    return bytes(out)
+    try:
+        return bytes(gunzip(read_bytes(source), MAX_GUNZIPPED_SIZE, label="gzip'd input"))
+    except zlib.error as exc:
+        raise FormatError(f"broken gzip data: {exc}", offset=0, path="gzip") from None
 
 
 def _sniff_head(head: bytes) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -10,6 +11,19 @@ from tachyon_format.errors import FormatError
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
+
+
+Destination = str | os.PathLike | BinaryIO
+"""A path, or a binary file object (written to, not closed)."""
+
+
+def write_bytes(data: bytes, destination: Destination) -> None:
+    """Write *data* to the path or binary file *destination*."""
+    if hasattr(destination, "write"):
+        destination.write(data)  # type: ignore[union-attr]
+        return
+    with open(destination, "wb") as f:  # type: ignore[arg-type]
+        f.write(data)
 
 
 def read_bytes(source: Source) -> bytes:
@@ -42,3 +56,43 @@ def problems_reading(reader: Callable[..., object], source: Source,
     except Exception as exc:  # a reader bug must not break the never-raises contract
         return [f"internal error while reading: {type(exc).__name__}: {exc}"]
     return []
+
+
+GUNZIP_STEP = 1 << 22
+"""Decompressed bytes per step of :func:`gunzip`."""
+
+
+def gunzip(data: bytes | bytearray | memoryview, max_size: int, *, label: str) -> bytearray:
+    """Every gzip member, as Go's gzip reader (multistream) reads them, capped. Into one
+    buffer sized from the last member's ISIZE trailer (the size mod 2**32; a wrong guess only
+    costs a resize), so the data is never held twice. *label* starts each error message
+    (what the data was meant to be); zlib.error for a corrupt stream."""
+    guess = int.from_bytes(bytes(data[-4:]), "little") if len(data) >= 4 else 0
+    out = bytearray(min(guess, max_size, 1032 * len(data)))  # deflate: at most ~1032:1
+    size = 0
+    rest = memoryview(data)
+    while True:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = rest
+        while True:
+            chunk = d.decompress(pending, min(GUNZIP_STEP, max_size - size + 1))
+            if size + len(chunk) > len(out):
+                out.extend(bytes(size + len(chunk) - len(out)))
+            out[size:size + len(chunk)] = chunk
+            size += len(chunk)
+            if size > max_size:
+                raise FormatError(f"{label}: gzip data decompresses to more than {max_size} "
+                                  "bytes (max_size)", path="gzip")
+            pending = d.unconsumed_tail
+            if not pending and (d.eof or not chunk):
+                break
+        if not d.eof:
+            raise FormatError(f"{label}: gzip data ends early (truncated file?)",
+                              offset=len(data), path="gzip")
+        rest = memoryview(d.unused_data)
+        if not rest or bytes(rest[:2]) != b"\x1f\x8b":
+            if rest and any(rest):  # trailing bytes that are not padding
+                raise FormatError(f"{label}: bytes after the gzip data", offset=len(data)
+                                  - len(rest), path="gzip")
+            del out[size:]
+            return out

@@ -16,28 +16,22 @@ Format: https://valgrind.org/docs/manual/cl-format.html (Valgrind 3.19).
 
 from __future__ import annotations
 
-import os
-from typing import BinaryIO
-
 import numpy as np
 
 from tachyon_format.model import Profile
 
+from ..sources import Destination, write_bytes
 from . import MAGIC
 from .costs import Costs, compute
 
 CREATOR = "tachyon-format"
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`dumps`."""
     data = dumps(profile, **options)
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, command: str | None = None) -> bytes:

@@ -19,14 +19,13 @@ A trace is a timeline: a profile without timestamps (an aggregated one) is refus
 from __future__ import annotations
 
 import json
-import os
-from typing import BinaryIO
 
 import numpy as np
 
 from tachyon_format.model import Profile
 from tachyon_format.schema.tachyon import ThreadStatus
 
+from ..sources import Destination, write_bytes
 from .slices import Timeline, interval_of, timeline
 
 COUNTED_STATUS = (("on_cpu", ThreadStatus.ON_CPU), ("has_gil", ThreadStatus.HAS_GIL),
@@ -36,15 +35,11 @@ COUNTED_STATUS = (("on_cpu", ThreadStatus.ON_CPU), ("has_gil", ThreadStatus.HAS_
 CATEGORY = "stack"
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`dumps`."""
     data = dumps(profile, **options)
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, interval_us: int | None = None, max_gap_us: int | None = None,

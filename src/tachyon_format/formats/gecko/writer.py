@@ -30,13 +30,14 @@ from __future__ import annotations
 import json
 import os
 import platform
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from tachyon_format.model import Profile
 
 from ..jsonl.collector_view import visible_stacks
+from ..sources import Destination, write_bytes
 from ..tachyon.settings import REPLAY_BATCH_MAX
 from .markers import TRACKS, thread_markers, track_states
 from .tables import FrameRows, ThreadTables
@@ -55,16 +56,12 @@ CATEGORIES = [
 """CPython's ``GECKO_CATEGORIES``; a category is an index into this list."""
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`build`."""
     data = json.dumps(build(profile, **options), separators=(",", ":"),
                       allow_nan=False).encode("utf-8")
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | str | None = None,

@@ -18,8 +18,7 @@ signal-frame guard, the map text): docs/formats/gperftools.md.
 
 from __future__ import annotations
 
-import os
-from typing import BinaryIO, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +30,7 @@ from tachyon_format.model.aggregate import group_count
 from tachyon_format.schema import gperftools as spec
 from tachyon_format.schema.primitives import ByteOrder
 
+from ..sources import Destination, write_bytes
 from .facts import EXTRAS_KEY, GperftoolsFacts
 from .java import parse_symbols, symbol_line
 from .maps import FAKE_MAPPING
@@ -46,15 +46,11 @@ NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
 _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`build`."""
     data = build(profile, **options)
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def build(

@@ -21,9 +21,8 @@ follow the order of the rows, not of time.
 from __future__ import annotations
 
 import json
-import os
 import uuid
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +30,7 @@ import numpy.typing as npt
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 
+from ..sources import Destination, write_bytes
 from .collector_view import visible_stacks
 from .facts import EXTRAS_KEY, SCHEMA_VERSION, JsonlFacts
 
@@ -41,15 +41,11 @@ MODE_NAMES = {0: "wall", 1: "cpu", 2: "gil", 3: "all", 4: "exception"}
 _UNSET: Any = object()
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`dumps`."""
     data = dumps(profile, **options)
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, run_id: str | None = None, sample_interval_usec: int | None = None,

@@ -19,6 +19,8 @@ from typing import Literal
 from tachyon_format.errors import FormatError
 from tachyon_format.schema.pprof import GZIP_MAGIC, PROFILE, ZSTD_MAGIC, wire_type_of
 
+from ..sources import gunzip
+
 Compression = Literal["gzip", "zstd", "none"]
 COMPRESSIONS = ("gzip", "zstd", "none")
 DEFAULT_MAX_SIZE = 1 << 30
@@ -27,8 +29,6 @@ GZIP_LEVEL = 1
 """gzip's fastest level, as Go's runtime writes its profiles (``runtime/pprof``:
 ``gzip.BestSpeed``): files a few percent larger, written several times faster."""
 ZSTD_LEVEL = 3
-CHUNK = 1 << 22
-"""Decompressed bytes per step."""
 SNIFF_OUTPUT = 64
 """Decompressed bytes that sniffing looks at."""
 
@@ -62,7 +62,8 @@ def decompress(data: bytes | memoryview, max_size: int = DEFAULT_MAX_SIZE) -> tu
                               path="max_size")
         return data, kind
     try:
-        out = _gunzip(data, max_size) if kind == "gzip" else _unzstd(data, max_size)
+        out = (gunzip(data, max_size, label="pprof") if kind == "gzip"
+               else _unzstd(data, max_size))
     except (zlib.error, EOFError, ValueError) as exc:
         if isinstance(exc, FormatError):
             raise
@@ -79,40 +80,6 @@ def decompress(data: bytes | memoryview, max_size: int = DEFAULT_MAX_SIZE) -> tu
 def _too_big(kind: str, max_size: int) -> FormatError:
     return FormatError(f"pprof: {kind} data decompresses to more than {max_size} bytes "
                        "(max_size)", path=kind)
-
-
-def _gunzip(data, max_size: int) -> bytearray:
-    """Every gzip member, as Go's gzip reader (multistream) reads them, capped. Into one
-    buffer sized from the last member's ISIZE trailer (the size mod 2**32; a wrong guess only
-    costs a resize), so the message is never held twice."""
-    guess = int.from_bytes(bytes(data[-4:]), "little") if len(data) >= 4 else 0
-    out = bytearray(min(guess, max_size, 1032 * len(data)))  # deflate: at most ~1032:1
-    size = 0
-    rest = memoryview(data)
-    while True:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = rest
-        while True:
-            chunk = d.decompress(pending, min(CHUNK, max_size - size + 1))
-            if size + len(chunk) > len(out):
-                out.extend(bytes(size + len(chunk) - len(out)))
-            out[size:size + len(chunk)] = chunk
-            size += len(chunk)
-            if size > max_size:
-                raise _too_big("gzip", max_size)
-            pending = d.unconsumed_tail
-            if not pending and (d.eof or not chunk):
-                break
-        if not d.eof:
-            raise FormatError("pprof: gzip data ends early (truncated file?)", offset=len(data),
-                              path="gzip")
-        rest = memoryview(d.unused_data)
-        if not rest or bytes(rest[:2]) != GZIP_MAGIC:
-            if rest and any(rest):  # trailing bytes that are not padding
-                raise FormatError("pprof: bytes after the gzip data", offset=len(data)
-                                  - len(rest), path="gzip")
-            del out[size:]
-            return out
 
 
 def _unzstd(data, max_size: int) -> bytearray:

@@ -13,11 +13,11 @@ it, so ``sampled_marker=False`` leaves it out.
 from __future__ import annotations
 
 import marshal
-import os
-from typing import Any, BinaryIO
+from typing import Any
 
 from tachyon_format.model import Profile
 
+from ..sources import Destination, write_bytes
 from .stats import Function, FunctionStats, function_stats, interval_us_of
 
 SAMPLED_MARKER = ("__sampled__",)
@@ -26,15 +26,11 @@ MICROSECONDS_PER_SECOND = 1_000_000
 StatsEntry = tuple[int, int, float, float, dict[Function, int]]
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options: Any) -> None:
+def write(profile: Profile, destination: Destination, **options: Any) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`build`."""
     data = marshal.dumps(build(profile, **options))
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def build(profile: Profile, *, interval_us: int | float | None = None,

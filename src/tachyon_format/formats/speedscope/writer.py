@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-from typing import BinaryIO, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +31,7 @@ import numpy.typing as npt
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 
+from ..sources import Destination, write_bytes
 from . import SCHEMA_URL
 from .events import encode_events
 from .facts import EXTRAS_KEY, SpeedscopeFacts
@@ -45,15 +45,11 @@ GAP_FACTOR = 2
 intervals (a sampler's jitter), else for one interval (the thread was not sampled)."""
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, **options) -> None:
+def write(profile: Profile, destination: Destination, **options) -> None:
     """Write *profile* to the path or binary file *destination*; *options* as for
     :func:`build`."""
     data = build(profile, **options)
-    if hasattr(destination, "write"):
-        destination.write(data)  # type: ignore[union-attr]
-        return
-    with open(destination, "wb") as f:  # type: ignore[arg-type]
-        f.write(data)
+    write_bytes(data, destination)
 
 
 def build(
