@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ._api import convert, info, iter_batches, read, sniff, validate, write
 from .errors import FormatError
 from .formats import FORMATS, Format
+from .problems import Problem
 
 if TYPE_CHECKING:
     from .formats.tachyon.writer import Writer
@@ -42,6 +43,7 @@ __all__ = [
     "Frames",
     "Mappings",
     "Meta",
+    "Problem",
     "Profile",
     "Samples",
     "Stacks",

@@ -1,0 +1,82 @@
+"""What ``validate`` reports: one :class:`Problem` per thing wrong with a file.
+
+A problem has a severity, so that a CI job can fail on what makes a file unreadable and only
+warn about the rest:
+
+- ``"unreadable"``: the file cannot be read (CPython's reader rejects it, or no reader of the
+  format can make sense of it); ``read`` raises :class:`~tachyon_format.FormatError`;
+- ``"inconsistent"``: the file reads, but two of its parts disagree (a statistics block or a
+  footer's file size that does not match what the file holds);
+- ``"note"``: nothing is wrong with the data, but a reader may want to know (a layout older
+  than 3.15's, a section a reader ignores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from .errors import FormatError
+
+Severity = Literal["unreadable", "inconsistent", "note"]
+SEVERITIES: tuple[Severity, ...] = ("unreadable", "inconsistent", "note")
+"""From worst to mildest."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a file, where it is, and what was expected there.
+
+    ``offset`` is a byte offset in the file, or in the decompressed sample region when
+    ``region`` is true; ``field`` the field path (``header -> num_samples``); ``record`` the
+    index of a sample-region record; ``expected`` and ``found`` short texts, when the check
+    compares two values. ``str(problem)`` is the one-line message of the CLI."""
+
+    severity: Severity
+    message: str
+    offset: int | None = None
+    field: str | None = None
+    record: int | None = None
+    region: bool = False
+    expected: str | None = None
+    found: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.offset is not None:
+            where.append(f"{'region ' if self.region else ''}offset {self.offset}")
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        if self.field:
+            where.append(self.field)
+        text = self.message
+        if self.expected is not None or self.found is not None:
+            text += f": expected {self.expected}, found {self.found}"
+        text = f"{text} ({', '.join(where)})" if where else text
+        return text if self.severity == "unreadable" else f"{self.severity}: {text}"
+
+    @property
+    def fatal(self) -> bool:
+        """Whether the file cannot be read because of it."""
+        return self.severity == "unreadable"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready values (for ``validate --json``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_error(cls, error: FormatError, severity: Severity = "unreadable") -> Problem:
+        """The problem a reader raised."""
+        return cls(severity, error.message, offset=error.offset, field=error.path,
+                   record=error.record, region=error.region)
+
+    @classmethod
+    def from_os_error(cls, error: OSError) -> Problem:
+        """A path that cannot be read at all (missing, a directory, no permission)."""
+        return cls("unreadable", f"cannot read: {error.strerror or error}")
+
+
+def worst(problems: list[Problem]) -> Severity | None:
+    """The worst severity among *problems*, ``None`` for none."""
+    found = {problem.severity for problem in problems}
+    return next((severity for severity in SEVERITIES if severity in found), None)
