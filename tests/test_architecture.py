@@ -34,6 +34,7 @@ LAYER = {
     "formats": 3,
     "render": 3,
     "analysis": 3,
+    "specdoc": 3,
     "_api": 4,
     "compat": 4,
     "__init__": 5,
