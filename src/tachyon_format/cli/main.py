@@ -10,10 +10,11 @@ from collections.abc import Sequence
 
 import tachyon_format
 
-from . import convert, diff, dump, flamegraph, info, merge, timeline, top, validate
+from . import convert, diff, dump, flamegraph, info, merge, spec, timeline, top, validate
 from . import slice as slice_
 
-SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline)
+SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline,
+               spec)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
