@@ -63,4 +63,4 @@ def test_an_unknown_format_is_refused(capsys):
 def test_the_cli_and_specdoc_agree_on_the_formats():
     from tachyon_format.cli import spec
 
-    assert spec.FORMATS == tuple(specdoc.FORMAT_FILES)
+    assert tuple(specdoc.FORMAT_FILES) == spec.FORMATS
