@@ -141,9 +141,8 @@ def info(source: Source | Profile, *, format: str | None = None) -> dict[str, An
     """Header-level facts of a file, without decoding its samples (for Tachyon: the dict of
     CPython's ``BinaryReader.get_info()``). For a :class:`Profile` read from a file: what
     that file's header said."""
-    from .model import Profile
-
-    if isinstance(source, Profile):
+    model = sys.modules.get(f"{__package__}.model")  # not loaded: *source* is no Profile,
+    if model is not None and isinstance(source, model.Profile):  # and info stays light
         for name, facts in source.extras.items():
             if name in FORMATS and hasattr(facts, "info"):
                 return facts.info

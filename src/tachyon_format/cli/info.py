@@ -41,16 +41,17 @@ def run(args: argparse.Namespace) -> int:
 
 def format_info(facts: dict) -> str:
     """A two-column, human-readable table of ``get_info()``."""
-    from tachyon_format.schema.tachyon import CaptureFeature, ProfilingMode  # (construct)
+    # (names without the schema's enums, whose module loads construct)
+    from tachyon_format.formats.tachyon.header_info import FEATURE_NAMES, MODE_NAMES
 
     rows = []
     for key, value in facts.items():
         if key == "python_version":
             value = ".".join(map(str, value))
         elif key == "mode" and value is not None:
-            value = f"{ProfilingMode(value).name.lower()} ({value})"
+            value = f"{MODE_NAMES[value]} ({value})"
         elif key == "capture_features" and value is not None:
-            names = [f.name.lower() for f in CaptureFeature if value & f]
+            names = [name for bit, name in FEATURE_NAMES if value & bit]
             value = f"{', '.join(names) or 'none'} ({value})"
         elif key == "compression_type":
             value = {0: "none (0)", 1: "zstd (1)"}.get(value, f"raw ({value})")

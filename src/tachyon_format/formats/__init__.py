@@ -69,7 +69,7 @@ FORMATS: dict[str, Format] = {
                {"sniff": "sniff", "read": "reader:read",
                 "read_aggregated": "reader:read_aggregated", "iter_batches": "reader:iter_batches",
                 "write": "writer:write", "validate": "validation:validate",
-                "info": "file:info"}, timeline=True),
+                "info": "header_info:info"}, timeline=True),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",

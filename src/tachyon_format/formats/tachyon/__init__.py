@@ -9,6 +9,6 @@ from __future__ import annotations
 
 def sniff(head: bytes) -> bool:
     """Is *head* (the first bytes of a file) the start of a Tachyon file?"""
-    from tachyon_format.schema.tachyon import byte_order
+    from .header_info import sniff as sniff_magic  # (the standard library only)
 
-    return byte_order(head) is not None
+    return sniff_magic(head)
