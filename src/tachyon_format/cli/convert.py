@@ -7,6 +7,8 @@ import sys
 
 import tachyon_format
 
+from . import progress
+
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
@@ -26,6 +28,7 @@ def add_parser(commands) -> None:
                         action="append", default=[], type=_option,
                         help="an option of the output format's writer (repeatable); "
                         "values true/false and integers are converted, the rest are text")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -44,8 +47,9 @@ def _option(text: str) -> tuple[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     source = sys.stdin.buffer if args.file == "-" else args.file
-    written = tachyon_format.convert(source, args.output, to=args.to, from_=args.from_,
-                                     **dict(args.options))
+    with progress.reading(args, args.file, args.from_) as read_options:
+        written = tachyon_format.convert(source, args.output, to=args.to, from_=args.from_,
+                                         read_options=read_options, **dict(args.options))
     if args.output != "-":
         print(f"{args.file} -> {args.output} ({written})", file=sys.stderr)
     return 0

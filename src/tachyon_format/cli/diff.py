@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import filters
+from . import filters, progress
 from .top import BY, _plain
 
 
@@ -24,6 +24,7 @@ def add_parser(commands) -> None:
                         help="compare profiles of different sampling modes")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     filters.add_arguments(parser)
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 

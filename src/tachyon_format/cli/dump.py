@@ -7,19 +7,23 @@ import sys
 
 import tachyon_format
 
+from . import progress
+
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "dump", help="every sample in the canonical JSON-lines form (CPython's own decode)")
     parser.add_argument("file", help="a profile (Tachyon)")
     parser.add_argument("-o", "--output", help="write here instead of standard output")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.canonical import write_canonical  # (numpy: only when run)
 
-    profile = tachyon_format.read(args.file)
+    with progress.reading(args, args.file) as options:
+        profile = tachyon_format.read(args.file, **options)
     facts = tachyon_format.info(profile)
     if args.output:
         with open(args.output, "w", encoding="utf-8", newline="\n") as out:

@@ -50,7 +50,11 @@ def read(path: str, args: argparse.Namespace):
     sample's time."""
     import tachyon_format
 
-    return apply(tachyon_format.read(path, aggregate=not needs_times(args)), args)
+    from . import progress
+
+    with progress.reading(args, path) as options:
+        profile = tachyon_format.read(path, aggregate=not needs_times(args), **options)
+    return apply(profile, args)
 
 
 def apply(profile, args: argparse.Namespace):

@@ -8,6 +8,8 @@ import sys
 
 import tachyon_format
 
+from . import progress
+
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
@@ -24,19 +26,22 @@ def add_parser(commands) -> None:
     parser.add_argument("--sample-type", help="the value to draw (default: samples)")
     parser.add_argument("--profiler-frames", action="store_true",
                         help="keep the profiler's own frames (left out, as CPython does)")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render import flamegraph as pictures  # (numpy: only when run)
 
-    profile = tachyon_format.read(args.file, aggregate=True)
+    with progress.reading(args, args.file) as read_options:
+        profile = tachyon_format.read(args.file, aggregate=True, **read_options)
     options = {"title": args.title, "sample_type": args.sample_type,
                "profiler_frames": args.profiler_frames}
     if args.diff:
         if args.svg:
             raise ValueError("--svg draws one profile; a diff is a page")
-        baseline = tachyon_format.read(args.diff, aggregate=True)
+        with progress.reading(args, args.diff) as read_options:
+            baseline = tachyon_format.read(args.diff, aggregate=True, **read_options)
         pictures.flamegraph_diff(profile, baseline, args.output, icicle=args.icicle, **options)
     elif args.svg:
         pictures.flamegraph_svg(profile, args.output, **options)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import tachyon_format
+
+from . import progress
 
 
 def add_parser(commands) -> None:
@@ -16,6 +17,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print the facts as JSON (with several files: one object per "
                         "line, its file under \"file\")")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -25,17 +27,19 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
         return 0
     failed = False
-    for number, path in enumerate(args.file):
-        try:
-            facts = tachyon_format.info(path)
-        except (ValueError, OSError) as exc:  # FormatError is a ValueError
-            print(f"tachyon-format: {path}: {exc}", file=sys.stderr)
-            failed = True
-            continue
-        if args.json:
-            print(json.dumps({"file": path, **facts}, sort_keys=True))
-        else:
-            print(("\n" if number else "") + f"{path}:\n{format_info(facts)}")
+    with progress.bar(args, "info", unit=" files") as files_done:
+        for number, path in enumerate(args.file):
+            files_done(number, len(args.file))
+            try:
+                facts = tachyon_format.info(path)
+            except (ValueError, OSError) as exc:  # FormatError is a ValueError
+                files_done.print(f"tachyon-format: {path}: {exc}", error=True)
+                failed = True
+                continue
+            if args.json:
+                files_done.print(json.dumps({"file": path, **facts}, sort_keys=True))
+            else:
+                files_done.print(("\n" if number else "") + f"{path}:\n{format_info(facts)}")
     return 1 if failed else 0
 
 

@@ -8,6 +8,8 @@ import sys
 
 import tachyon_format
 
+from . import progress
+
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
@@ -21,13 +23,17 @@ def add_parser(commands) -> None:
                         "sample types differ")
     parser.add_argument("--force", action="store_true",
                         help="merge profiles of different sampling modes or periods")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.analysis.merge import merge, pid_of
 
-    profiles = [tachyon_format.read(path) for path in args.file]  # (a file may come twice)
+    profiles = []
+    for path in args.file:  # (a file may come twice)
+        with progress.reading(args, path) as options:
+            profiles.append(tachyon_format.read(path, **options))
     merged = merge(profiles, names=args.file, pids=[pid_of(path) for path in args.file],
                    sample_type=args.sample_type, force=args.force)
     written = tachyon_format.write(merged, args.output, format=args.to)

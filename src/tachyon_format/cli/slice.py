@@ -8,7 +8,7 @@ import sys
 
 import tachyon_format
 
-from . import filters
+from . import filters, progress
 
 
 def add_parser(commands) -> None:
@@ -20,6 +20,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--to", metavar="FORMAT", choices=list(tachyon_format.FORMATS),
                         help="the output format (default: from OUT's name)")
     filters.add_arguments(parser)
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -27,8 +28,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "-" and args.to is None:
         raise ValueError("writing to standard output needs --to FORMAT")
     timeline = tachyon_format.FORMATS[args.to].timeline if args.to else True
-    profile = tachyon_format.read(args.file, aggregate=not (timeline or
-                                                           filters.needs_times(args)))
+    with progress.reading(args, args.file) as options:
+        profile = tachyon_format.read(args.file, aggregate=not (
+            timeline or filters.needs_times(args)), **options)
     sliced = filters.apply(profile, args)
     written = tachyon_format.write(sliced, args.output, format=args.to)
     if args.output != "-":

@@ -8,6 +8,8 @@ import sys
 
 import tachyon_format
 
+from . import progress
+
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
@@ -19,13 +21,16 @@ def add_parser(commands) -> None:
     parser.add_argument("--title", help="the page's title")
     parser.add_argument("--max-buckets", type=int, default=2000,
                         help="time slots per lane (the page's size grows with it)")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.timeline import timeline  # (numpy: only when run)
 
-    timeline(tachyon_format.read(args.file), args.output, title=args.title,
+    with progress.reading(args, args.file) as options:
+        profile = tachyon_format.read(args.file, **options)
+    timeline(profile, args.output, title=args.title,
              max_buckets=args.max_buckets)
     print(f"{args.file} -> {args.output}", file=sys.stderr)
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import filters
+from . import filters, progress
 
 BY = ("function", "file_function", "line", "opcode")
 
@@ -26,6 +26,7 @@ def add_parser(commands) -> None:
                         help="keep the profiler's own frames")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     filters.add_arguments(parser)
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 

@@ -10,6 +10,8 @@ import json
 
 import tachyon_format
 
+from . import progress
+
 VALID, INVALID, UNREADABLE = 0, 1, 2
 
 
@@ -21,22 +23,26 @@ def add_parser(commands) -> None:
                         help="the files' format (default: sniffed from each file)")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per file: file, status, problems")
+    progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     worst = VALID
-    for path in args.file:
-        status, problems = check(path, args.format)
-        worst = max(worst, status)
-        if args.json:
-            names = {VALID: "valid", INVALID: "invalid", UNREADABLE: "unreadable"}
-            print(json.dumps({"file": path, "status": names[status], "problems": problems}))
-        elif problems:
-            for problem in problems:
-                print(f"{path}: {problem}")
-        else:
-            print(f"{path}: ok")
+    with progress.bar(args, "validate", unit=" files") as files_done:
+        for number, path in enumerate(args.file):
+            status, problems = check(path, args.format)
+            worst = max(worst, status)
+            if args.json:
+                names = {VALID: "valid", INVALID: "invalid", UNREADABLE: "unreadable"}
+                files_done.print(json.dumps({"file": path, "status": names[status],
+                                             "problems": problems}))
+            elif problems:
+                for problem in problems:
+                    files_done.print(f"{path}: {problem}")
+            else:
+                files_done.print(f"{path}: ok")
+            files_done(number + 1, len(args.file))
     return worst
 
 

@@ -13,7 +13,7 @@ Pipeline:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ def read(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     threads: bool | None = None,
     aggregate: bool = False,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
 
@@ -54,7 +55,10 @@ def read(
 
     Raises :class:`~tachyon_format.FormatError` for anything CPython's reader rejects,
     including a sample count that differs from the header's. *source* may be a file opened
-    with :func:`~.file.open_file` (it is then left open)."""
+    with :func:`~.file.open_file` (it is then left open).
+
+    *progress*: called after each chunk as ``progress(samples_decoded, header_sample_count)``
+    (for a progress bar; the header's count is what the file claims)."""
     with _opened(source) as meta:
         decoder = _decoder(meta, threads)
         samples = (SampleCounts() if aggregate
@@ -62,6 +66,8 @@ def read(
         records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
+            if progress is not None:
+                progress(decoder.total_samples, meta.sample_count)
         _check_sample_count(meta, decoder.total_samples)
         return _profile(meta, decoder, Samples(**samples.finish()), Records(**records.finish()))
 
@@ -71,6 +77,7 @@ def iter_batches(
     *,
     samples_per_batch: int = 1_000_000,
     threads: bool | None = None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Iterator[Profile]:
     """The profile as successive batches of at most ``samples_per_batch`` samples.
 
@@ -81,8 +88,8 @@ def iter_batches(
     the batch size and the tables, not by the file. The sample-count check happens after
     the last batch. When the data is malformed, the samples decoded before the bad record
     come as a last batch, then the :class:`~tachyon_format.FormatError` is raised (as
-    CPython's ``replay()`` delivers them before it fails). *source* and *threads* as for
-    :func:`read`."""
+    CPython's ``replay()`` delivers them before it fails). *source*, *threads* and
+    *progress* as for :func:`read`."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
     with _opened(source) as meta:
@@ -99,6 +106,8 @@ def iter_batches(
                 if pending.size or pending_records.size:
                     yield _profile(meta, decoder, *_take_all(pending, pending_records))
                 raise
+            if progress is not None:
+                progress(decoder.total_samples, meta.sample_count)
             while pending.size >= samples_per_batch:
                 samples, records = _take(pending, pending_records, samples_per_batch)
                 yield _profile(meta, decoder, samples, records)
