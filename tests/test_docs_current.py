@@ -335,3 +335,26 @@ def test_gperftools_tables_match_the_spec():
 def test_cli_reference_is_current():
     clidoc = load_tool("clidoc", TOOLS / "clidoc.py")
     assert clidoc.main(["--check"]) == 0, "docs/cli.md is stale: run python tools/clidoc.py"
+
+
+def test_api_reference_is_current():
+    apidoc = load_tool("apidoc", TOOLS / "apidoc.py")
+    assert apidoc.main(["--check"]) == 0, "docs/api.md is stale: run python tools/apidoc.py"
+
+
+def test_api_reference_covers_every_public_name():
+    """Every name of ``tachyon_format.__all__`` and ``analysis.__all__`` has a heading, and
+    every one of them has a docstring to show."""
+    import tachyon_format
+    from tachyon_format import analysis
+
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("### ")]
+    for module in (tachyon_format, analysis):
+        for name in module.__all__:
+            assert any(f"`{name}" in h or f"`{module.__name__}.{name}`" in h
+                       for h in headings), name
+    lines = text.splitlines()
+    blank = [line for line, after in zip(lines[:-2], lines[2:], strict=True)
+             if line.startswith("#### ") and (after == "" or after.startswith("#"))]
+    assert blank == [], "members without a docstring"

@@ -46,7 +46,8 @@ def sniff(source: Source) -> str | None:
 def read(source: Source, *, format: str | None = None, aggregate: bool = False,
          **options: Any) -> Profile:
     """The whole profile in *source* as columns. *options* go to the format's reader (for
-    Tachyon: ``threads``, ``chunk_size``, ``progress``). Raises :class:`FormatError` for malformed input.
+    Tachyon: ``threads``, ``chunk_size``, ``progress``). Raises :class:`FormatError` for
+    malformed input.
 
     ``aggregate=True``: one sample row per distinct (thread, stack, status) with the summed
     weights as ``values`` and no timestamps (:func:`~tachyon_format.model.aggregate.

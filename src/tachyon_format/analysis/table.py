@@ -30,6 +30,7 @@ class Table:
 
     @property
     def names(self) -> list[str]:
+        """The column names, in order."""
         return list(self.columns)
 
     def take(self, rows: np.ndarray) -> Table:
@@ -47,6 +48,7 @@ class Table:
         return self.take(np.lexsort(ranks) if ranks else np.arange(len(self)))
 
     def head(self, n: int) -> Table:
+        """The first *n* rows (all of them if there are fewer)."""
         return self.take(np.arange(min(n, len(self))))
 
     def rows(self) -> list[tuple]:

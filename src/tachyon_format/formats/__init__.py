@@ -54,10 +54,12 @@ class Format:
 
     @property
     def can_read(self) -> bool:
+        """Whether the library reads this format (some are written only)."""
         return self.verb("read") is not None
 
     @property
     def can_write(self) -> bool:
+        """Whether the library writes this format."""
         return self.verb("write") is not None
 
 

@@ -35,6 +35,7 @@ class _Columns:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by the columns."""
         return sum(column.nbytes for column in self.columns().values())
 
 
@@ -70,6 +71,7 @@ class Threads(_Columns):
 
     @classmethod
     def empty(cls) -> Threads:
+        """A table of no threads."""
         return cls(np.zeros(0, np.uint32), np.zeros(0, np.uint64))
 
 
@@ -87,6 +89,7 @@ class Mappings(_Columns):
 
     @classmethod
     def empty(cls) -> Mappings:
+        """A table of no mappings (what formats without native code have)."""
         return cls(np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint64),
                    np.zeros(0, np.uint32), np.zeros(0, np.uint32))
 

@@ -30,6 +30,7 @@ class Stacks:
 
     @classmethod
     def empty(cls) -> Stacks:
+        """A tree of no stacks."""
         return cls(np.zeros(0, np.int32), np.zeros(0, np.int32))
 
     @classmethod
@@ -58,6 +59,7 @@ class Stacks:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by the two columns."""
         return int(self.frame.nbytes + self.parent.nbytes)
 
     def frames_of(self, stack: int) -> npt.NDArray[np.int32]:

@@ -131,6 +131,7 @@ class Strings(Sequence[str]):
 
     @property
     def nbytes(self) -> int:
+        """Bytes held: the strings' bytes and their start and end offsets."""
         return len(self._buffer) + int(self._starts.nbytes + self._ends.nbytes)
 
     def __eq__(self, other: object) -> bool:
