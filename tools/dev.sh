@@ -86,9 +86,17 @@ example)
 test)
     dev_env
     peer_tools
-    # a CPython 3.15 given in TACHYON_REFERENCE_PYTHON is used as it is
-    if [ -n "${TACHYON_REFERENCE_PYTHON:-}" ] && [ -x "$TACHYON_REFERENCE_PYTHON" ]; then
-        reference=$TACHYON_REFERENCE_PYTHON
+    # a CPython 3.15 given in TACHYON_REFERENCE_PYTHON (a path, or a command such as
+    # python3.15) is used as it is; only without one is the reference installed
+    given=""
+    if [ -n "${TACHYON_REFERENCE_PYTHON:-}" ]; then
+        given=$(command -v "$TACHYON_REFERENCE_PYTHON" || true)
+        [ -n "$given" ] || echo "warning: TACHYON_REFERENCE_PYTHON=$TACHYON_REFERENCE_PYTHON" \
+            "is not an interpreter here; installing the reference instead" >&2
+    fi
+    if [ -n "$given" ]; then
+        reference=$given
+        export TACHYON_REFERENCE_PYTHON=$reference
     elif reference=$(bash tools/install-reference-cpython.sh); then
         export TACHYON_REFERENCE_PYTHON=$reference
     else
