@@ -13,7 +13,8 @@ from .top import BY, _plain
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "diff", help="compare two profiles per function, as shares of their totals")
-    parser.add_argument("file", metavar="BASE", help="the profile to compare against")
+    parser.add_argument("file", metavar="BASE", help="the profile to compare against ('-': "
+                        "standard input)")
     parser.add_argument("other", metavar="OTHER", help="the profile compared with BASE")
     parser.add_argument("-n", "--limit", type=int, default=20, help="rows (default 20)")
     parser.add_argument("--by", choices=BY, default="function")

@@ -7,14 +7,15 @@ import sys
 
 import tachyon_format
 
-from . import progress
+from . import progress, streams
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "dump", help="every sample in the canonical JSON-lines form (CPython's own decode)")
-    parser.add_argument("file", help="a profile (Tachyon)")
-    parser.add_argument("-o", "--output", help="write here instead of standard output")
+    parser.add_argument("file", help="a profile (Tachyon; '-': standard input)")
+    parser.add_argument("-o", "--output", help="write here instead of standard output ('-': "
+                        "standard output)")
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
@@ -23,9 +24,9 @@ def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.canonical import write_canonical  # (numpy: only when run)
 
     with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(args.file, **options)
+        profile = tachyon_format.read(streams.source(args.file), **options)
     facts = tachyon_format.info(profile)
-    if args.output:
+    if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8", newline="\n") as out:
             write_canonical(profile, facts, out)
     else:

@@ -50,10 +50,11 @@ def read(path: str, args: argparse.Namespace):
     sample's time."""
     import tachyon_format
 
-    from . import progress
+    from . import progress, streams
 
     with progress.reading(args, path) as options:
-        profile = tachyon_format.read(path, aggregate=not needs_times(args), **options)
+        profile = tachyon_format.read(streams.source(path), aggregate=not needs_times(args),
+                                      **options)
     return apply(profile, args)
 
 

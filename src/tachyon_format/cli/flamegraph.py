@@ -8,7 +8,7 @@ import sys
 
 import tachyon_format
 
-from . import progress
+from . import progress, streams
 
 
 def add_parser(commands) -> None:
@@ -16,8 +16,10 @@ def add_parser(commands) -> None:
         "flamegraph", help="an interactive flame graph page (or --svg) of any profile",
         description="Write a self-contained flame graph of FILE (any format the library "
         "reads): click to zoom, search, tooltips with self and total samples.")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
-    parser.add_argument("-o", "--output", required=True, help="the .html (or .svg) to write")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
+                        "('-': standard input)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="the .html (or .svg) to write ('-': standard output)")
     parser.add_argument("--svg", action="store_true", help="a static SVG instead of a page")
     parser.add_argument("--diff", metavar="BASELINE",
                         help="colour by the change from BASELINE (shares of each total)")
@@ -34,18 +36,23 @@ def run(args: argparse.Namespace) -> int:
     from tachyon_format.render import flamegraph as pictures  # (numpy: only when run)
 
     with progress.reading(args, args.file) as read_options:
-        profile = tachyon_format.read(args.file, aggregate=True, **read_options)
+        profile = tachyon_format.read(streams.source(args.file), aggregate=True,
+                                      **read_options)
     options = {"title": args.title, "sample_type": args.sample_type,
                "profiler_frames": args.profiler_frames}
     if args.diff:
         if args.svg:
             raise ValueError("--svg draws one profile; a diff is a page")
         with progress.reading(args, args.diff) as read_options:
-            baseline = tachyon_format.read(args.diff, aggregate=True, **read_options)
-        pictures.flamegraph_diff(profile, baseline, args.output, icicle=args.icicle, **options)
-    elif args.svg:
-        pictures.flamegraph_svg(profile, args.output, **options)
-    else:
-        pictures.flamegraph(profile, args.output, icicle=args.icicle, **options)
-    print(f"{args.file} -> {args.output}", file=sys.stderr)
+            baseline = tachyon_format.read(streams.source(args.diff), aggregate=True,
+                                           **read_options)
+    with streams.output_path(args.output, ".svg" if args.svg else ".html") as output:
+        if args.diff:
+            pictures.flamegraph_diff(profile, baseline, output, icicle=args.icicle, **options)
+        elif args.svg:
+            pictures.flamegraph_svg(profile, output, **options)
+        else:
+            pictures.flamegraph(profile, output, icicle=args.icicle, **options)
+    if args.output != "-":
+        print(f"{args.file} -> {args.output}", file=sys.stderr)
     return 0

@@ -7,13 +7,14 @@ import json
 
 import tachyon_format
 
-from . import progress
+from . import hints, progress, streams
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "info", help="header-level facts (for Tachyon: CPython's BinaryReader.get_info())")
-    parser.add_argument("file", nargs="+", help="a profile of any format the library reads")
+    parser.add_argument("file", nargs="+", help="a profile of any format the library reads "
+                        "('-': standard input)")
     parser.add_argument("--json", action="store_true",
                         help="print the facts as JSON (with several files: one object per "
                         "line, its file under \"file\")")
@@ -23,7 +24,7 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if len(args.file) == 1:  # (errors reach main, which names the file)
-        facts = tachyon_format.info(args.file[0])
+        facts = tachyon_format.info(streams.source(args.file[0]))
         print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
         return 0
     failed = False
@@ -31,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
         for number, path in enumerate(args.file):
             files_done(number, len(args.file))
             try:
-                facts = tachyon_format.info(path)
+                facts = tachyon_format.info(streams.source(path))
             except (ValueError, OSError) as exc:  # FormatError is a ValueError
-                files_done.print(f"tachyon-format: {path}: {exc}", error=True)
+                files_done.print(f"tachyon-format: {path}: {hints.with_hint(path, str(exc))}",
+                                 error=True)
                 failed = True
                 continue
             if args.json:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import tachyon_format
 
-from . import convert, diff, dump, flamegraph, info, merge, spec, timeline, top, validate
+from . import convert, diff, dump, flamegraph, hints, info, merge, spec, timeline, top, validate
 from . import slice as slice_
 
 SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline,
@@ -23,7 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except ValueError as exc:  # malformed input (FormatError), or a request it cannot satisfy
-        print(f"tachyon-format: {_file_of(args)}: {exc}", file=sys.stderr)
+        file = _file_of(args)
+        print(f"tachyon-format: {file}: {hints.with_hint(file, str(exc))}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`: not an error
         # Python would report the failed flush of stdout at exit; point it at devnull
@@ -38,7 +39,7 @@ def _file_of(args: argparse.Namespace) -> str:
     """The input a command's error is about (commands taking several files report each one
     themselves)."""
     file = args.file
-    return file[0] if isinstance(file, list) else file
+    return file[0] if isinstance(file, list) and len(file) == 1 else file
 
 
 def build_parser() -> argparse.ArgumentParser:

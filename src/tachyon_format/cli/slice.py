@@ -8,14 +8,15 @@ import sys
 
 import tachyon_format
 
-from . import filters, progress
+from . import filters, progress, streams
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "slice", help="keep the samples in a time window, of some threads or statuses, or "
         "matching a function; write them in any format")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
+                        "('-': standard input)")
     parser.add_argument("output", metavar="OUT", help="where to write ('-': standard output)")
     parser.add_argument("--to", metavar="FORMAT", choices=list(tachyon_format.FORMATS),
                         help="the output format (default: from OUT's name)")
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("writing to standard output needs --to FORMAT")
     timeline = tachyon_format.FORMATS[args.to].timeline if args.to else True
     with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(args.file, aggregate=not (
+        profile = tachyon_format.read(streams.source(args.file), aggregate=not (
             timeline or filters.needs_times(args)), **options)
     sliced = filters.apply(profile, args)
     written = tachyon_format.write(sliced, args.output, format=args.to)

@@ -8,7 +8,7 @@ import sys
 
 import tachyon_format
 
-from . import progress
+from . import progress, streams
 
 
 def add_parser(commands) -> None:
@@ -16,8 +16,10 @@ def add_parser(commands) -> None:
         "timeline", help="a page of per-thread lanes over time, coloured by thread status",
         description="Write a self-contained timeline of FILE (a format with sample times: "
         "Tachyon, or pprof written with timestamps).")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
-    parser.add_argument("-o", "--output", required=True, help="the .html to write")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
+                        "('-': standard input)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="the .html to write ('-': standard output)")
     parser.add_argument("--title", help="the page's title")
     parser.add_argument("--max-buckets", type=int, default=2000,
                         help="time slots per lane (the page's size grows with it)")
@@ -29,8 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.timeline import timeline  # (numpy: only when run)
 
     with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(args.file, **options)
-    timeline(profile, args.output, title=args.title,
-             max_buckets=args.max_buckets)
-    print(f"{args.file} -> {args.output}", file=sys.stderr)
+        profile = tachyon_format.read(streams.source(args.file), **options)
+    with streams.output_path(args.output, ".html") as output:
+        timeline(profile, output, title=args.title, max_buckets=args.max_buckets)
+    if args.output != "-":
+        print(f"{args.file} -> {args.output}", file=sys.stderr)
     return 0

@@ -16,7 +16,8 @@ def add_parser(commands) -> None:
         "top", help="the functions with the most samples (self or cumulative)",
         description="The top functions of FILE (any format the library reads). The "
         "profiler's own frames are left out, as CPython's --pstats leaves them out.")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads")
+    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
+                        "('-': standard input)")
     parser.add_argument("-n", "--limit", type=int, default=20, help="rows (default 20)")
     parser.add_argument("--by", choices=BY, default="function",
                         help="what a row is (default: function)")
