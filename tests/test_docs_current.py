@@ -358,3 +358,21 @@ def test_api_reference_covers_every_public_name():
     blank = [line for line, after in zip(lines[:-2], lines[2:], strict=True)
              if line.startswith("#### ") and (after == "" or after.startswith("#"))]
     assert blank == [], "members without a docstring"
+
+
+@pytest.mark.parametrize("name", ["api.md", "cli.md", "quickstart.md", "benchmark.md"])
+def test_links_of_the_reference_pages_resolve(name):
+    """The generated references and the pages that point at them: every relative link names
+    an existing file and, with #anchor, one of its headings."""
+    page = REPO / "docs" / name
+    broken = []
+    for target in links(page.read_text(encoding="utf-8")):
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            continue
+        file, _, fragment = target.partition("#")
+        dest = (page.parent / file).resolve() if file else page
+        missing_heading = (dest.exists() and fragment and dest.suffix == ".md"
+                           and fragment not in anchors(dest.read_text(encoding="utf-8")))
+        if not dest.exists() or missing_heading:
+            broken.append(target)
+    assert broken == []
