@@ -337,3 +337,27 @@ def test_unreadable_exactly_when_cpython_rejects(tmp_path):
             said = verdict.split(", but")[0]
             assert any(m.split(", but")[0] in (said, f"{said}: {m[len(said) + 2:]}")
                        for m in unreadable), (name, verdict, unreadable)
+
+
+def test_records_resume_after_a_broken_one():
+    """A record whose type byte is broken ends its syntax; the walk finds where the next
+    record starts (the prefix of a known thread that parses) and reports a later problem."""
+    profile = tachyon_format.read(RAW)
+    records = profile.extras["tachyon"].records
+    k = len(records) // 3
+    later = next(i for i in range(k + 5, len(records)) if records.encoding[i] == 1)
+    data = bytearray(RAW)
+    data[64 + int(records.offset[k]) + 12] = 0x44
+    p = 64 + int(records.offset[later]) + 13
+    while data[p] & 0x80:
+        p += 1
+    data[p + 3] = 0x7F  # the later FULL record's first frame index
+    problems = problems_of(bytes(data))
+    broken = only(problems, "Unknown stack encoding: 68")
+    skipped = only(problems, "bytes skipped")
+    bad_frame = only(problems, "Invalid frame index: 127")
+    assert (broken.offset, broken.record) == (int(records.offset[k]), k)
+    assert skipped.severity == "note" and skipped.offset == int(records.offset[k + 1])
+    assert bad_frame.offset == int(records.offset[later])
+    assert bad_frame.record is None  # (the records skipped are not counted)
+    assert not any("Sample count mismatch" in p.message for p in problems)  # (not countable)

@@ -104,7 +104,7 @@ def _problems(data, samples_per_batch: int) -> list[Problem]:
         problems.append(region_problem)
     assert plan.header is not None and plan.footer is not None
     walk = walk_region(
-        region, order=plan.order, thread_count=plan.header.thread_count,
+        region, thread_count=plan.header.thread_count,
         frame_count=plan.footer.frame_count,
         frame_string_ok=None if plan.frames is None else frame_strings_ok(
             plan.frames, plan.footer.string_count),
