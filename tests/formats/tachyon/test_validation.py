@@ -361,3 +361,25 @@ def test_records_resume_after_a_broken_one():
     assert bad_frame.offset == int(records.offset[later])
     assert bad_frame.record is None  # (the records skipped are not counted)
     assert not any("Sample count mismatch" in p.message for p in problems)  # (not countable)
+
+
+def test_a_large_region_is_walked_from_the_first_problem(monkeypatch):
+    """Past WALK_ALL_LIMIT the plain walk starts where the fast decoder stopped: the same
+    problems (record numbers included), and a note that the sample count was not compared."""
+    from tachyon_format.formats.tachyon import validation
+
+    records = tachyon_format.read(RAW).extras["tachyon"].records
+    data = bytearray(RAW)
+    fulls = [int(o) for o, e in zip(records.offset, records.encoding, strict=True) if e == 1]
+    for offset in (fulls[len(fulls) // 3], fulls[len(fulls) // 2]):
+        data[64 + offset + 12] = 0x44 if offset == fulls[len(fulls) // 2] else 1
+        p = 64 + offset + 13
+        while data[p] & 0x80:
+            p += 1
+        data[p + 3] = 0x7E
+    whole = problems_of(bytes(data))
+    monkeypatch.setattr(validation, "WALK_ALL_LIMIT", 0)
+    partial = problems_of(bytes(data))
+    note = only(partial, "checked by the fast decoder")
+    assert note.offset == fulls[len(fulls) // 3]
+    assert [p for p in partial if p is not note] == whole

@@ -17,6 +17,7 @@ time: it runs only on files already known to be broken, the fast decoder having 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tachyon_format.problems import Problem
@@ -107,16 +108,22 @@ class RegionWalk:
 
 
 def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=None,
-                sample_count: int | None = None) -> RegionWalk:
+                sample_count: int | None = None, start: int = 0,
+                threads: Iterable[bytes] = (), records: int = 0) -> RegionWalk:
     """Check every record of the (decompressed) *region*; *sample_count*: the header's, checked
     against the samples when every byte was read as records. (The byte order does not matter:
-    threads are told apart by their prefix bytes, and nothing else is fixed-width.)"""
+    threads are told apart by their prefix bytes, and nothing else is fixed-width.)
+
+    *start*: the region offset of the first record to check, the records before it being known
+    good, with *threads* (the prefix bytes 0..11 of each thread they hold) and *records* (how
+    many they are); the stacks then count as unknown until each thread's next FULL record."""
     data = memoryview(region)
     n = len(data)
-    walk = RegionWalk()
-    stacks: dict[bytes, list[int] | None] = {}  # by prefix bytes 0..11; None: unknown
+    walk = RegionWalk(records=records)
+    # by prefix bytes 0..11: the thread's stack, innermost first; None while unknown
+    stacks: dict[bytes, list[int] | None] = dict.fromkeys(threads)
     reported: set[tuple[str, int]] = set()  # (kind, frame): a bad frame reported once
-    pos = 0
+    pos = start
     resumed = False  # records were skipped: their numbers are unknown from there on
 
     def report(message: str, at: int, **extra) -> None:

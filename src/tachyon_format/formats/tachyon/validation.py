@@ -22,7 +22,7 @@ import contextlib
 import mmap
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,10 @@ from .reader import iter_batches
 from .region_checks import walk_region
 from .salvage import killed_summary
 from .tables import frame_strings_ok
+
+WALK_ALL_LIMIT = 8 << 20
+"""A region larger than this (decompressed bytes) is walked record by record only from the fast
+decoder's first problem on (the walk is plain Python: some seconds per 10 MB)."""
 
 
 def validate(source: Source, *, samples_per_batch: int = 1 << 20) -> list[Problem]:
@@ -88,11 +92,13 @@ def _problems(data, samples_per_batch: int) -> list[Problem]:
     if plan.killed:
         return problems + killed_summary(data)
     if plan.legacy:  # read() reads it: anything else wrong shows there
-        return problems + _first_problem(data, samples_per_batch)[0]
+        return problems + _first_problem(data, samples_per_batch, plan)[0]
     if plan.header is None or plan.region is None:
         return problems
+    first = None
+    timeline = Timeline()
     if not any(p.fatal for p in problems):
-        found, timeline = _first_problem(data, samples_per_batch)
+        found, timeline = _first_problem(data, samples_per_batch, plan)
         if not found:
             return problems + _consistency(plan, timeline)
         first = found[0]
@@ -103,14 +109,30 @@ def _problems(data, samples_per_batch: int) -> list[Problem]:
     if region_problem is not None:
         problems.append(region_problem)
     assert plan.header is not None and plan.footer is not None
+    start = 0
+    if (first is not None and first.region and first.offset and first.record is not None
+            and len(region) > WALK_ALL_LIMIT):
+        # a large region: the fast decoder vouches for the records before its first problem
+        start = first.offset
+        problems.append(Problem("note", f"the records before region offset {start} were "
+                                "checked by the fast decoder; the walk starts there, so the "
+                                "sample count is not compared", offset=start, region=True))
     walk = walk_region(
         region, thread_count=plan.header.thread_count,
         frame_count=plan.footer.frame_count,
         frame_string_ok=None if plan.frames is None else frame_strings_ok(
             plan.frames, plan.footer.string_count),
-        sample_count=None if region_problem is not None else plan.header.sample_count)
-    problems += walk.problems
-    if walk.complete and region_problem is None and walk.threads < plan.header.thread_count:
+        sample_count=None if region_problem is not None or start else plan.header.sample_count,
+        start=start, threads=timeline.thread_keys if start else (),
+        records=first.record if start and first is not None and first.record else 0)
+    walked = walk.problems
+    if start and first is not None and (first.message, first.offset) not in {
+            (p.message, p.offset) for p in walked}:
+        walked.insert(0, first)  # (a stack check the walk cannot repeat without the stacks)
+    said = {(p.message, p.offset) for p in problems}
+    problems += [p for p in walked if (p.message, p.offset) not in said]
+    if (walk.complete and not start and region_problem is None
+            and walk.threads < plan.header.thread_count):
         problems.append(_thread_count_problem(plan, walk.threads))
     return problems
 
@@ -124,18 +146,25 @@ class Timeline:
     first_us: int | None = None
     last_us: int | None = None
     backwards: bool = False  # some thread's clock goes backwards
+    thread_keys: list[bytes] = field(default_factory=list)  # each thread's record prefix 0..11
 
 
-def _first_problem(data, samples_per_batch: int) -> tuple[list[Problem], Timeline]:
+def _first_problem(data, samples_per_batch: int,
+                   plan: Plan) -> tuple[list[Problem], Timeline]:
     """The first problem CPython's reader would meet (as ``read`` finds it, fast), or none;
     and the timeline of the samples decoded."""
     timeline = Timeline()
     clocks = _Clocks()
+    endian = "little" if plan.order == "<" else "big"
     try:
         for batch in iter_batches(data, samples_per_batch=samples_per_batch):
             ts = batch.samples.timestamp_us
             timeline.samples += len(ts)
             timeline.threads = len(batch.threads)
+            timeline.thread_keys = [
+                int(tid).to_bytes(8, endian) + int(iid).to_bytes(4, endian)
+                for iid, tid in zip(batch.threads.interpreter_id, batch.threads.thread_id,
+                                    strict=True)]
             if len(ts):
                 first, final = int(ts.min()), int(ts.max())
                 timeline.first_us = min(first, timeline.first_us or first)
