@@ -164,17 +164,20 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered 
         aggregate=aggregate, threads=threads)
     problems += lost
     strings, frames = Strings.from_raw([]), _no_frames()
-    if not cut and region_end <= frames_at <= size:
+    if not cut and region_end <= frames_at:
         footer_ok = footer.file_size == size
         if not footer_ok:
             problems.append(Problem("note", "the footer is damaged or missing (its file size is "
                                     "wrong): the tables are read as far as their entries parse",
                                     offset=size - spec.FOOTER_SIZE, field="footer"))
         strings, scanned = scan_strings(data, region_end, footer.string_count if footer_ok
-                                        else U32_MAX, end=frames_at)
-        frames, frames_scanned = scan_frames(data, frames_at, footer.frame_count if footer_ok
-                                             else U32_MAX)
-        for table in (scanned, frames_scanned):
+                                        else U32_MAX, end=min(frames_at, size))
+        tables = [scanned]
+        if frames_at <= size:
+            frames, frames_scanned = scan_frames(data, frames_at, footer.frame_count
+                                                 if footer_ok else U32_MAX)
+            tables.append(frames_scanned)
+        for table in tables:
             if table.problem is not None:
                 problems.append(Problem("note", f"entries from here on are lost: "
                                         f"{table.problem.message}", offset=table.problem.offset,
