@@ -383,3 +383,16 @@ def test_a_large_region_is_walked_from_the_first_problem(monkeypatch):
     note = only(partial, "checked by the fast decoder")
     assert note.offset == fulls[len(fulls) // 3]
     assert [p for p in partial if p is not note] == whole
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.binary(max_size=200).map(lambda b: b"HCAT" + b),
+                 st.binary(max_size=200).map(lambda b: bytes(64) + b)),
+       st.binary(max_size=200))
+def test_garbage_through_the_top_level_verb(tachyon_start, anything):
+    """Garbage that starts like a Tachyon file (or a killed one's zero header), sniffed; and any
+    bytes at all, named Tachyon: problems, one unreadable, never an exception."""
+    for problems in (tachyon_format.validate(tachyon_start),
+                     tachyon_format.validate(anything, format="tachyon")):
+        assert problems and all(isinstance(p, Problem) for p in problems)
+        assert any(p.severity == "unreadable" for p in problems)

@@ -100,7 +100,7 @@ def _problems(data, samples_per_batch: int) -> list[Problem]:
     if not any(p.fatal for p in problems):
         found, timeline = _first_problem(data, samples_per_batch, plan)
         if not found:
-            return problems + _consistency(plan, timeline)
+            return problems + _consistency(plan, timeline, data, samples_per_batch)
         first = found[0]
         if not first.region and not (first.field or "").startswith(("sample_region",
                                                                      "header -> sample_count")):
@@ -145,7 +145,6 @@ class Timeline:
     threads: int = 0
     first_us: int | None = None
     last_us: int | None = None
-    backwards: bool = False  # some thread's clock goes backwards
     thread_keys: list[bytes] = field(default_factory=list)  # each thread's record prefix 0..11
 
 
@@ -154,26 +153,39 @@ def _first_problem(data, samples_per_batch: int,
     """The first problem CPython's reader would meet (as ``read`` finds it, fast), or none;
     and the timeline of the samples decoded."""
     timeline = Timeline()
-    clocks = _Clocks()
-    endian = "little" if plan.order == "<" else "big"
+    threads = None
     try:
         for batch in iter_batches(data, samples_per_batch=samples_per_batch):
             ts = batch.samples.timestamp_us
             timeline.samples += len(ts)
-            timeline.threads = len(batch.threads)
-            timeline.thread_keys = [
-                int(tid).to_bytes(8, endian) + int(iid).to_bytes(4, endian)
-                for iid, tid in zip(batch.threads.interpreter_id, batch.threads.thread_id,
-                                    strict=True)]
+            threads = batch.threads
             if len(ts):
                 first, final = int(ts.min()), int(ts.max())
                 timeline.first_us = min(first, timeline.first_us or first)
                 timeline.last_us = max(final, timeline.last_us or final)
-                clocks.add(ts, batch.samples.thread, timeline.threads)
     except FormatError as exc:
-        return [Problem.from_error(exc)], timeline
-    timeline.backwards = clocks.backwards
-    return [], timeline
+        return [Problem.from_error(exc)], _with_threads(timeline, threads, plan)
+    return [], _with_threads(timeline, threads, plan)
+
+
+def _with_threads(timeline: Timeline, threads, plan: Plan) -> Timeline:
+    """*timeline* with the threads of the last batch (every thread seen so far)."""
+    if threads is not None:
+        endian = "little" if plan.order == "<" else "big"
+        timeline.threads = len(threads)
+        timeline.thread_keys = [
+            int(tid).to_bytes(8, endian) + int(iid).to_bytes(4, endian)
+            for iid, tid in zip(threads.interpreter_id, threads.thread_id, strict=True)]
+    return timeline
+
+
+def _clock_goes_back(data, samples_per_batch: int) -> bool:
+    """Does some thread's clock go backwards? (A second pass, only for a file whose span of
+    timestamps already looks wrong.)"""
+    clocks = _Clocks()
+    for batch in iter_batches(data, samples_per_batch=samples_per_batch):
+        clocks.add(batch.samples.timestamp_us, batch.samples.thread, len(batch.threads))
+    return clocks.backwards
 
 
 class _Clocks:
@@ -199,7 +211,8 @@ class _Clocks:
         self.seen[r] = True
 
 
-def _consistency(plan: Plan, timeline: Timeline) -> list[Problem]:
+def _consistency(plan: Plan, timeline: Timeline, data,
+                 samples_per_batch: int) -> list[Problem]:
     """Checks of a readable file's parts against each other (CPython makes none of them)."""
     assert plan.header is not None
     problems = []
@@ -210,11 +223,12 @@ def _consistency(plan: Plan, timeline: Timeline) -> list[Problem]:
         span_s = (timeline.last_us - timeline.first_us) / 1e6
         slack_s = 0.05 * stats.duration_sec + 2 * plan.header.sample_interval_us / 1e6
         if span_s > stats.duration_sec + slack_s:
+            backwards = _clock_goes_back(data, samples_per_batch)
             problems.append(Problem(
-                "note" if timeline.backwards else "inconsistent",
+                "note" if backwards else "inconsistent",
                 "the samples' timestamps span more time than the statistics block's duration"
                 + (" (a thread's clock goes backwards, so the span means little)"
-                   if timeline.backwards else ""),
+                   if backwards else ""),
                 field="stats -> duration_sec",
                 expected=f"at most {stats.duration_sec:.6g} s",
                 found=f"{span_s:.6g} s from the first to the last sample"))
