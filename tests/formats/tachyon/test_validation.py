@@ -396,3 +396,14 @@ def test_garbage_through_the_top_level_verb(tachyon_start, anything):
                      tachyon_format.validate(anything, format="tachyon")):
         assert problems and all(isinstance(p, Problem) for p in problems)
         assert any(p.severity == "unreadable" for p in problems)
+
+
+def test_a_large_broken_zstd_region_is_not_walked(monkeypatch):
+    from tachyon_format.formats.tachyon import validation
+
+    data = patch(ZSTD, len(ZSTD) // 2, b"\xff" * 40)  # (inside the zstd region)
+    assert u64(ZSTD, 40) > len(ZSTD) // 2 + 40
+    monkeypatch.setattr(validation, "WALK_ALL_LIMIT", -1)
+    problems = problems_of(data)
+    assert problems[0].severity == "unreadable" and "zstd" in problems[0].message
+    assert problems[1].severity == "note" and "not checked one by one" in problems[1].message

@@ -102,12 +102,21 @@ def _problems(data, samples_per_batch: int) -> list[Problem]:
         if not found:
             return problems + _consistency(plan, timeline, data, samples_per_batch)
         first = found[0]
-        if not first.region and not (first.field or "").startswith(("sample_region",
-                                                                     "header -> sample_count")):
+        if first.field == "header -> sample_count":  # every record read well: no walk needed
+            return problems + [Problem(
+                "unreadable", first.message, offset=first.offset, field=first.field,
+                expected=str(plan.header.sample_count), found=str(timeline.samples)),
+                *_consistency(plan, timeline, data, samples_per_batch)]
+        if not first.region and not (first.field or "").startswith("sample_region"):
             return problems + found  # a check at open that check_file does not repeat
     region, region_problem = _region(data, plan)
     if region_problem is not None:
         problems.append(region_problem)
+        if len(region) > WALK_ALL_LIMIT:
+            return problems + [Problem(
+                "note", f"the {len(region)} bytes of records that did decompress were not "
+                "checked one by one (more than the walk's limit); read(..., strict=False) "
+                "recovers their samples", offset=spec.HEADER_SIZE, field="sample_region")]
     assert plan.header is not None and plan.footer is not None
     start = 0
     if (first is not None and first.region and first.offset and first.record is not None
