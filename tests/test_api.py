@@ -77,8 +77,11 @@ def test_info_of_a_file_and_of_its_profile_agree():
 
 def test_validate_never_raises(tmp_path):
     assert tachyon_format.validate(GOLDEN) == []
-    assert "cannot read" in tachyon_format.validate(tmp_path / "absent.bin")[0]
-    assert "not a profile" in tachyon_format.validate(b"nothing at all")[0]
+    assert "cannot read" in str(tachyon_format.validate(tmp_path / "absent.bin")[0])
+    [problem] = tachyon_format.validate(b"nothing at all")
+    assert problem.severity == "unreadable" and "not a profile" in problem.message
+    [problem] = tachyon_format.validate(tmp_path)
+    assert problem.message == "cannot read: Is a directory"
 
 
 def test_write_picks_the_format(tmp_path):

@@ -28,6 +28,7 @@ SRC = REPO / "src" / PACKAGE
 
 LAYER = {
     "errors": 0,
+    "problems": 1,
     "schema": 0,
     "kernels": 1,
     "model": 2,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
 from .formats.sources import gunzip, read_bytes
+from .problems import Problem
 
 if TYPE_CHECKING:  # (the model needs numpy: it loads with the first verb that reads)
     from .model import Profile
@@ -44,7 +45,7 @@ def sniff(source: Source) -> str | None:
 
 
 def read(source: Source, *, format: str | None = None, aggregate: bool = False,
-         **options: Any) -> Profile:
+         strict: bool = True, **options: Any) -> Profile:
     """The whole profile in *source* as columns. *options* go to the format's reader (for
     Tachyon: ``threads``, ``chunk_size``, ``progress``). Raises :class:`FormatError` for
     malformed input.
@@ -53,7 +54,21 @@ def read(source: Source, *, format: str | None = None, aggregate: bool = False,
     weights as ``values`` and no timestamps (:func:`~tachyon_format.model.aggregate.
     aggregate_samples`): all that outputs without a timeline need. A format with a
     ``read_aggregated`` verb counts while decoding (Tachyon: rows in order of first
-    appearance, memory by distinct rows); others read every sample first."""
+    appearance, memory by distinct rows); others read every sample first.
+
+    ``strict=False``: recover what is readable from a broken file instead of raising, and
+    list what was lost in ``profile.extras["salvage"]`` (a list of :class:`Problem`, ``[]``
+    when the file read whole); see docs/validation.md#salvage. Tachyon files are salvaged
+    (cut short, a profiler killed before it finished, a damaged statistics block); other
+    formats are read as usual."""
+    if not strict:
+        chosen, source = _format_of(source, format, "read", salvage=True)
+        salvage = chosen.verb("salvage")
+        if salvage is not None:
+            return salvage(source, aggregate=aggregate, **options)
+        profile = read(source, format=chosen.name, aggregate=aggregate, **options)
+        profile.extras["salvage"] = []
+        return profile
     chosen, source = _format_of(source, format, "read")
     if aggregate:
         direct = chosen.verb("read_aggregated")
@@ -126,15 +141,22 @@ def convert(source: Source, destination: Destination, *, to: str | None = None,
     return write(profile, destination, format=target.name, **options)
 
 
-def validate(source: Source, *, format: str | None = None, **options: Any) -> list[str]:
-    """The problems that make *source* unreadable, ``[]`` if there are none; never raises on
-    malformed input (an unreadable path is reported too)."""
+def validate(source: Source, *, format: str | None = None, **options: Any) -> list[Problem]:
+    """Every problem found in *source*, ``[]`` if there is none: each a :class:`Problem`
+    with its severity (``unreadable``, ``inconsistent``, ``note``), offset, field path and,
+    where a check compares, what was expected and found. Never raises for bad input, nor for
+    a path that is missing, a directory or unreadable. Tachyon files are checked through
+    (docs/validation.md); other formats report what stops their reader."""
     try:
-        chosen, source = _format_of(source, format, "validate")
+        chosen, source = _format_of(source, format, "validate", salvage=True)
     except FormatError as exc:
-        return [str(exc)]
+        return [Problem.from_error(exc)]
     except OSError as exc:
-        return [f"cannot read: {exc}"]
+        return [Problem.from_os_error(exc)]
+    except ValueError as exc:
+        if format is not None:
+            raise  # an unknown format name: the caller's mistake
+        return [Problem("note", f"{exc}: nothing was checked")]
     return chosen.verb("validate")(source, **options)
 
 
@@ -189,9 +211,12 @@ def _named(name: str) -> Format:
         raise ValueError(f"unknown format {name!r} (known: {known})") from None
 
 
-def _format_of(source: Source, format: str | None, verb: str) -> tuple[Format, Source]:
+def _format_of(source: Source, format: str | None, verb: str,
+               salvage: bool = False) -> tuple[Format, Source]:
     """The format of *source* and the source to hand on (a stream is read whole first, so
-    that sniffing does not consume it)."""
+    that sniffing does not consume it). *salvage*: a start of 64 zero bytes is a Tachyon
+    file whose profiler was killed before it wrote the header (for ``validate`` and
+    ``read(..., strict=False)``, which say so)."""
     if format is not None:
         chosen = _named(format)
     else:
@@ -208,6 +233,8 @@ def _format_of(source: Source, format: str | None, verb: str) -> tuple[Format, S
                                       f"data (inside: {describe(inner[:SNIFF_SIZE])})",
                                       offset=0, path="magic")
                 return _format_of(inner, format, verb)
+        if name is None and salvage and head[:TACHYON_HEADER_SIZE] == bytes(TACHYON_HEADER_SIZE):
+            name = "tachyon"
         if name is None and isinstance(source, str | os.PathLike):
             by_extension = format_for_extension(os.fspath(source))
             name = by_extension.name if by_extension is not None else None
@@ -221,6 +248,8 @@ def _format_of(source: Source, format: str | None, verb: str) -> tuple[Format, S
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+TACHYON_HEADER_SIZE = 64
+"""A Tachyon writer puts this many zero bytes first and writes the header last."""
 MAX_GUNZIPPED_SIZE = 1 << 32
 """The most a gzip'd input of a format without its own compression may unpack to (4 GiB):
 checked while unpacking, so a gzip bomb fails instead of filling memory."""

@@ -77,6 +77,15 @@ def test_an_unfinished_file_is_called_so(command, tmp_path, capsys):
     assert "validate" in err and "strict=False" in err
 
 
+@pytest.mark.parametrize("command", ["info", "dump", "top"])
+def test_a_real_killed_recording_is_called_so(command, capsys):
+    """The recording CPython's profiler left when it was killed (tests/data/killed/)."""
+    path = DATA_DIR / "killed" / "killed_zstd.bin"
+    assert main([command, str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Invalid magic number: 0x00000000" in err and "stopped before it finished" in err
+
+
 def test_an_unfinished_file_among_several(tmp_path, capsys):
     path = unfinished(tmp_path)
     assert main(["info", str(FILE), str(path)]) == 1

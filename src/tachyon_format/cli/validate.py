@@ -1,7 +1,9 @@
-"""``tachyon-format validate FILE...``: check every file, whatever happens to one of them.
+"""``tachyon-format validate FILE...``: check every file, whatever happens to one of them, and
+print every problem found with its severity (docs/validation.md).
 
-Exit status: 0 when every file is valid, 1 when one is malformed, 2 when one cannot be read at
-all (a directory, a missing file, no permission), which outranks 1."""
+Exit status: 0 when every file is valid (notes alone leave a file valid), 1 when one is
+malformed (a problem that makes it ``unreadable`` or ``inconsistent``), 2 when one cannot be
+read at all (a directory, a missing file, no permission), which outranks 1."""
 
 from __future__ import annotations
 
@@ -9,20 +11,24 @@ import argparse
 import json
 
 import tachyon_format
+from tachyon_format.problems import Problem
 
 from . import progress
 
 VALID, INVALID, UNREADABLE = 0, 1, 2
+STATUS_NAMES = {VALID: "valid", INVALID: "invalid", UNREADABLE: "unreadable"}
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
-        "validate", help="decode every file; exit 1 if one is malformed, 2 if one is unreadable")
+        "validate", help="check every file and print each problem with its severity; exit 1 "
+        "if one is malformed, 2 if one cannot be read")
     parser.add_argument("file", nargs="+", help="a profile of any format")
     parser.add_argument("--format", choices=list(tachyon_format.FORMATS),
                         help="the files' format (default: sniffed from each file)")
     parser.add_argument("--json", action="store_true",
-                        help="one JSON object per file: file, status, problems")
+                        help="one JSON object per file: file, status, problems (each with "
+                        "severity, message, offset, field, record, region, expected, found)")
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
@@ -33,25 +39,29 @@ def run(args: argparse.Namespace) -> int:
         for number, path in enumerate(args.file):
             status, problems = check(path, args.format)
             worst = max(worst, status)
-            if args.json:
-                names = {VALID: "valid", INVALID: "invalid", UNREADABLE: "unreadable"}
-                files_done.print(json.dumps({"file": path, "status": names[status],
-                                             "problems": problems}))
-            elif problems:
-                for problem in problems:
-                    files_done.print(f"{path}: {problem}")
-            else:
-                files_done.print(f"{path}: ok")
             files_done(number + 1, len(args.file))
+            if args.json:
+                files_done.print(json.dumps({
+                    "file": path, "status": STATUS_NAMES[status],
+                    "problems": [problem.to_dict() for problem in problems]}))
+                continue
+            if status == VALID:
+                files_done.print(f"{path}: ok")
+            for problem in problems:
+                text = str(problem)
+                if problem.severity == "unreadable":  # (str() names the milder severities only)
+                    text = f"unreadable: {text}"
+                files_done.print(f"{path}: {text}")
     return worst
 
 
-def check(path: str, format: str | None) -> tuple[int, list[str]]:
+def check(path: str, format: str | None) -> tuple[int, list[Problem]]:
     """The file's status and its problems (``validate`` never raises)."""
     try:
         with open(path, "rb"):
             pass
     except OSError as exc:
-        return UNREADABLE, [f"cannot read: {exc.strerror or exc}"]
+        return UNREADABLE, [Problem.from_os_error(exc)]
     problems = tachyon_format.validate(path, format=format)
-    return (INVALID if problems else VALID), problems
+    bad = any(problem.severity != "note" for problem in problems)
+    return (INVALID if bad else VALID), problems

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-VERBS = ("sniff", "read", "read_aggregated", "iter_batches", "write", "validate", "info")
+VERBS = ("sniff", "read", "read_aggregated", "iter_batches", "write", "validate", "info",
+         "salvage")
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,9 @@ class Format:
     with ``*``, as ``callgrind.out.*``), and the module with its verbs. ``timeline``: its
     writer needs each sample's time (a Tachyon file, a trace), so that a conversion to it
     cannot start from per-stack counts. ``read_aggregated``, where a format has it, reads
-    straight into per-(thread, stack, status) counts."""
+    straight into per-(thread, stack, status) counts. ``salvage``, where a format has it, is
+    ``read(..., strict=False)``: what is readable in a broken file, with
+    ``extras["salvage"]`` listing what was lost."""
 
     name: str
     description: str
@@ -71,7 +74,7 @@ FORMATS: dict[str, Format] = {
                {"sniff": "sniff", "read": "reader:read",
                 "read_aggregated": "reader:read_aggregated", "iter_batches": "reader:iter_batches",
                 "write": "writer:write", "validate": "validation:validate",
-                "info": "header_info:info"}, timeline=True),
+                "info": "header_info:info", "salvage": "salvage:read"}, timeline=True),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",

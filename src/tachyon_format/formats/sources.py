@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from tachyon_format.errors import FormatError
+from tachyon_format.problems import Problem
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 """A path, the file's bytes, or a binary file object (read whole)."""
@@ -43,18 +44,19 @@ def read_bytes(source: Source) -> bytes:
 
 
 def problems_reading(reader: Callable[..., object], source: Source,
-                     **options: Any) -> list[str]:
+                     **options: Any) -> list[Problem]:
     """What stops ``reader(source, **options)``, ``[]`` if nothing does: a format's
-    ``validate`` where reading the file whole is the check. Never raises on bad input: a
-    reader bug is reported as a problem too, not passed on."""
+    ``validate`` where reading the file whole is the check. Never raises on bad input: a path
+    that cannot be read, and a reader bug, are reported as problems too, not passed on."""
     try:
         reader(source, **options)
     except FormatError as exc:
-        return [str(exc)]
+        return [Problem.from_error(exc)]
     except OSError as exc:
-        return [f"cannot read: {exc}"]
+        return [Problem.from_os_error(exc)]
     except Exception as exc:  # a reader bug must not break the never-raises contract
-        return [f"internal error while reading: {type(exc).__name__}: {exc}"]
+        return [Problem("unreadable", f"internal error while reading: {type(exc).__name__}: "
+                        f"{exc}")]
     return []
 
 

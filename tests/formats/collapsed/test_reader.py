@@ -59,7 +59,7 @@ def test_invalid_line_is_named_or_skipped(speedscope):
     assert caught.value.path == "line 8" and "invalid line" in str(caught.value)
     data = path.read_bytes()
     assert data[caught.value.offset:].startswith(b"invalid line")
-    assert tachyon_format.validate(path) == [str(caught.value)]
+    assert list(map(str, tachyon_format.validate(path))) == [str(caught.value)]
     profile = tachyon_format.read(path, errors="skip")
     assert counted(profile) == SIMPLE
     assert profile.extras["collapsed"].skipped_lines == (8,)

@@ -36,7 +36,7 @@ def read_error(data: bytes) -> FormatError:
     with pytest.raises(FormatError) as caught:
         parse(data)
     problems = validate(data)
-    assert problems == [str(caught.value)]
+    assert list(map(str, problems)) == [str(caught.value)]
     return caught.value
 
 
@@ -124,7 +124,7 @@ def test_random_bytes_after_a_header(tail):
         try:
             parse(data)
         except FormatError as exc:
-            assert exc.path and validate(data) == [str(exc)]
+            assert exc.path and list(map(str, validate(data))) == [str(exc)]
         else:
             assert validate(data) == []
 
@@ -139,11 +139,12 @@ def test_corrupted_words_of_a_real_file(changes):
     try:
         parse(bytes(data))
     except FormatError as exc:
-        assert validate(bytes(data)) == [str(exc)]
+        assert list(map(str, validate(bytes(data)))) == [str(exc)]
     else:
         assert validate(bytes(data)) == []
 
 
 def test_validate_never_raises_on_a_bad_path(tmp_path):
-    assert validate(tmp_path / "missing.prof")[0].startswith("cannot read")
-    assert tachyon_format.validate(tmp_path / "missing.prof")[0].startswith("cannot read")
+    assert validate(tmp_path / "missing.prof")[0].message.startswith("cannot read")
+    assert tachyon_format.validate(tmp_path / "missing.prof")[0].message.startswith(
+        "cannot read")

@@ -90,7 +90,7 @@ def test_validate_through_the_verbs(tmp_path):
     cut = tmp_path / "cut.prof"
     cut.write_bytes(MIXED.read_bytes()[:100])
     (problem,) = tachyon_format.validate(cut)
-    assert "records -> " in problem
+    assert "records -> " in problem.field
     assert tachyon_format.validate(io.BytesIO(MIXED.read_bytes()[:30])) != []
 
 

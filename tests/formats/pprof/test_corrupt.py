@@ -36,7 +36,7 @@ def error_of(data: bytes) -> FormatError:
     with pytest.raises(FormatError) as info:
         read(data)
     problems = tachyon_format.validate(data, format="pprof")
-    assert problems and problems[0] == str(info.value)
+    assert problems and str(problems[0]) == str(info.value)
     return info.value
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads
+from tachyon_format.problems import Problem
 
 from ..sources import Source, problems_reading
 from ..sources import read_bytes as load
@@ -71,7 +72,7 @@ def read(source: Source, *, style: str = "auto", lines: bool = True,
                    samples=samples, meta=Meta(), extras={EXTRAS_KEY: facts})
 
 
-def validate(source: Source, **options: Any) -> list[str]:
+def validate(source: Source, **options: Any) -> list[Problem]:
     """The problems that make *source* unreadable, ``[]`` if none; never raises on bad input."""
     return problems_reading(read, source, **options)
 

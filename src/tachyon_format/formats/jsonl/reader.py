@@ -24,6 +24,7 @@ from tachyon_format.model import (
     Threads,
     ValueType,
 )
+from tachyon_format.problems import Problem
 
 from ..sources import Source, problems_reading
 from ..sources import read_bytes as load
@@ -41,7 +42,7 @@ def info(source: Source) -> dict:
     return read(source).extras[EXTRAS_KEY].info
 
 
-def validate(source: Source) -> list[str]:
+def validate(source: Source) -> list[Problem]:
     """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad input."""
     return problems_reading(read, source)
 

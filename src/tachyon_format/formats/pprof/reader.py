@@ -31,7 +31,9 @@ from tachyon_format.model import (
     Threads,
     ValueType,
 )
+from tachyon_format.problems import Problem
 
+from ..sources import problems_reading
 from .compression import DEFAULT_MAX_SIZE, decompress
 from .facts import EXTRAS_KEY, INTERPRETER_ID, THREAD_ID, THREAD_STATUS, TIMESTAMP, PprofFacts
 from .labels import LabelColumns
@@ -290,14 +292,8 @@ def info(source: Any, *, max_size: int = DEFAULT_MAX_SIZE) -> dict[str, Any]:
     return facts
 
 
-def validate(source: Any, **options: Any) -> list[str]:
+def validate(source: Any, **options: Any) -> list[Problem]:
     """Every problem found reading *source* (the first that stops the reader: pprof's
     ``CheckValid`` and the decoder's checks, see ``validation.py``); never raises on
-    malformed input."""
-    try:
-        read(source, **options)
-    except FormatError as exc:
-        return [str(exc)]
-    except OSError as exc:
-        return [f"cannot read: {exc}"]
-    return []
+    malformed input, nor on a path that cannot be read."""
+    return problems_reading(read, source, **options)

@@ -7,6 +7,7 @@ from typing import Any
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Profile
+from tachyon_format.problems import Problem
 
 from ..sources import problems_reading
 from .file import SAMPLED_MARKER, Source, load
@@ -21,7 +22,7 @@ def read(source: Source, **options: Any) -> Profile:
                       "its summary)", path="object")
 
 
-def validate(source: Source, **options: Any) -> list[str]:
+def validate(source: Source, **options: Any) -> list[Problem]:
     """The problems that make *source* unusable by ``pstats.Stats``, ``[]`` if none; never
     raises on malformed input."""
     return problems_reading(load, source)

@@ -32,6 +32,7 @@ from tachyon_format.model import (
     Threads,
     ValueType,
 )
+from tachyon_format.problems import Problem
 
 from ..sources import Source, problems_reading, read_bytes
 from . import file as ff
@@ -50,7 +51,7 @@ def read(source: Source) -> Profile:
     return parse(read_bytes(source))
 
 
-def validate(source: Source) -> list[str]:
+def validate(source: Source) -> list[Problem]:
     """Problems that stop :func:`read`, ``[]`` if there are none; never raises on bad
     input."""
     return problems_reading(read, source)

@@ -1,23 +1,269 @@
-"""Check a whole Tachyon file without keeping it: for CI jobs and ingestion pipelines."""
+"""Check a whole Tachyon file and report every problem found: for CI jobs, test suites and
+ingestion pipelines (docs/validation.md lists every check).
+
+Three steps, each carrying on past what it can:
+
+1. :func:`.file_checks.check_file`: the header, statistics block, table offsets, tables (entry
+   by entry) and footer;
+2. when nothing there stops CPython's reader, the fast decoder (``iter_batches``, in memory
+   bounded by the batch size) reads every record as ``read`` does; if it gets through, the file
+   is readable, and only the checks of what the parts say of each other remain (the thread
+   count, the statistics block's duration against the timestamps);
+3. otherwise :func:`.region_checks.walk_region` walks the records one by one and reports each
+   problem it can, up to where the record syntax breaks.
+
+A file whose header is the all-zero placeholder (the profiler was killed before it finished)
+is said to be so, with what ``read(..., strict=False)`` recovers from it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import mmap
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
 from tachyon_format.errors import FormatError
+from tachyon_format.problems import Problem
+from tachyon_format.schema import tachyon as spec
 
+from . import zstd
 from .file import Source
+from .file_checks import Plan, check_file
 from .reader import iter_batches
+from .region_checks import walk_region
+from .salvage import killed_summary
+from .tables import frame_strings_ok
+
+WALK_ALL_LIMIT = 8 << 20
+"""A region larger than this (decompressed bytes) is walked record by record only from the fast
+decoder's first problem on (the walk is plain Python: some seconds per 10 MB)."""
 
 
-def validate(source: Source, *, samples_per_batch: int = 1 << 20) -> list[str]:
-    """Problems that make CPython's reader reject the file, ``[]`` if there are none.
-
-    Every check of ``read`` runs (header, statistics, tables, every record, the sample
-    count), in memory bounded by ``samples_per_batch``. Malformed input never raises; an
-    unreadable path still raises ``OSError``. Decoding stops at the first problem, as
-    CPython's reader does, so the list has at most one entry today."""
+def validate(source: Source, *, samples_per_batch: int = 1 << 20) -> list[Problem]:
+    """Every problem found in the Tachyon file *source*, ``[]`` if there is none; each with a
+    severity (``unreadable``: CPython's reader rejects the file). Never raises for bad input,
+    nor for a path that is missing, a directory or unreadable (a problem says so)."""
     try:
-        for _ in iter_batches(source, samples_per_batch=samples_per_batch):
-            pass
+        with _opened(source) as data:
+            return _problems(data, samples_per_batch)
+    except OSError as exc:
+        return [Problem.from_os_error(exc)]
+    except TypeError:
+        raise  # not a path, bytes or binary file: the caller's mistake, not the file's
+    except Exception as exc:  # a bug here must not break the never-raises contract
+        return [Problem("unreadable", f"internal error while validating: "
+                        f"{type(exc).__name__}: {exc}")]
+
+
+@contextlib.contextmanager
+def _opened(source: Source) -> Iterator[Any]:
+    """The file's bytes: a memory map for a path (none for an empty file), else the bytes."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        yield memoryview(source).cast("B")
+        return
+    if hasattr(source, "read"):
+        data = source.read()
+        if isinstance(data, str):
+            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
+        yield memoryview(bytes(data))
+        return
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(f"expected a path, bytes or a binary file object, not "
+                        f"{type(source).__name__}")
+    with open(source, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield memoryview(mapping)
+    finally:
+        with contextlib.suppress(BufferError):  # (a view may outlive us; the GC unmaps it)
+            mapping.close()
+
+
+def _problems(data, samples_per_batch: int) -> list[Problem]:
+    problems, plan = check_file(data)
+    if plan.killed:
+        return problems + killed_summary(data)
+    if plan.legacy:  # read() reads it: anything else wrong shows there
+        return problems + _first_problem(data, samples_per_batch, plan)[0]
+    if plan.header is None or plan.region is None:
+        return problems
+    first = None
+    timeline = Timeline()
+    if not any(p.fatal for p in problems):
+        found, timeline = _first_problem(data, samples_per_batch, plan)
+        if not found:
+            return problems + _consistency(plan, timeline, data, samples_per_batch)
+        first = found[0]
+        if first.field == "header -> sample_count":  # every record read well: no walk needed
+            return problems + [Problem(
+                "unreadable", first.message, offset=first.offset, field=first.field,
+                expected=str(plan.header.sample_count), found=str(timeline.samples)),
+                *_consistency(plan, timeline, data, samples_per_batch)]
+        if not first.region and not (first.field or "").startswith("sample_region"):
+            return problems + found  # a check at open that check_file does not repeat
+    region, region_problem = _region(data, plan)
+    if region_problem is not None:
+        problems.append(region_problem)
+        if len(region) > WALK_ALL_LIMIT:
+            return problems + [Problem(
+                "note", f"the {len(region)} bytes of records that did decompress were not "
+                "checked one by one (more than the walk's limit); read(..., strict=False) "
+                "recovers their samples", offset=spec.HEADER_SIZE, field="sample_region")]
+    assert plan.header is not None and plan.footer is not None
+    start = 0
+    if (first is not None and first.region and first.offset and first.record is not None
+            and len(region) > WALK_ALL_LIMIT):
+        # a large region: the fast decoder vouches for the records before its first problem
+        start = first.offset
+        problems.append(Problem("note", f"the records before region offset {start} were "
+                                "checked by the fast decoder; the walk starts there, so the "
+                                "sample count is not compared", offset=start, region=True))
+    walk = walk_region(
+        region, thread_count=plan.header.thread_count,
+        frame_count=plan.footer.frame_count,
+        frame_string_ok=None if plan.frames is None else frame_strings_ok(
+            plan.frames, plan.footer.string_count),
+        sample_count=None if region_problem is not None or start else plan.header.sample_count,
+        start=start, threads=timeline.thread_keys if start else (),
+        records=first.record if start and first is not None and first.record else 0)
+    walked = walk.problems
+    if start and first is not None and (first.message, first.offset) not in {
+            (p.message, p.offset) for p in walked}:
+        walked.insert(0, first)  # (a stack check the walk cannot repeat without the stacks)
+    said = {(p.message, p.offset) for p in problems}
+    problems += [p for p in walked if (p.message, p.offset) not in said]
+    if (walk.complete and not start and region_problem is None
+            and walk.threads < plan.header.thread_count):
+        problems.append(_thread_count_problem(plan, walk.threads))
+    return problems
+
+
+@dataclass
+class Timeline:
+    """What the decoded samples say of time and threads (for the consistency checks)."""
+
+    samples: int = 0
+    threads: int = 0
+    first_us: int | None = None
+    last_us: int | None = None
+    thread_keys: list[bytes] = field(default_factory=list)  # each thread's record prefix 0..11
+
+
+def _first_problem(data, samples_per_batch: int,
+                   plan: Plan) -> tuple[list[Problem], Timeline]:
+    """The first problem CPython's reader would meet (as ``read`` finds it, fast), or none;
+    and the timeline of the samples decoded."""
+    timeline = Timeline()
+    threads = None
+    try:
+        for batch in iter_batches(data, samples_per_batch=samples_per_batch):
+            ts = batch.samples.timestamp_us
+            timeline.samples += len(ts)
+            threads = batch.threads
+            if len(ts):
+                first, final = int(ts.min()), int(ts.max())
+                timeline.first_us = min(first, timeline.first_us or first)
+                timeline.last_us = max(final, timeline.last_us or final)
     except FormatError as exc:
-        return [str(exc)]
-    return []
+        return [Problem.from_error(exc)], _with_threads(timeline, threads, plan)
+    return [], _with_threads(timeline, threads, plan)
+
+
+def _with_threads(timeline: Timeline, threads, plan: Plan) -> Timeline:
+    """*timeline* with the threads of the last batch (every thread seen so far)."""
+    if threads is not None:
+        endian = "little" if plan.order == "<" else "big"
+        timeline.threads = len(threads)
+        timeline.thread_keys = [
+            int(tid).to_bytes(8, endian) + int(iid).to_bytes(4, endian)
+            for iid, tid in zip(threads.interpreter_id, threads.thread_id, strict=True)]
+    return timeline
+
+
+def _clock_goes_back(data, samples_per_batch: int) -> bool:
+    """Does some thread's clock go backwards? (A second pass, only for a file whose span of
+    timestamps already looks wrong.)"""
+    clocks = _Clocks()
+    for batch in iter_batches(data, samples_per_batch=samples_per_batch):
+        clocks.add(batch.samples.timestamp_us, batch.samples.thread, len(batch.threads))
+    return clocks.backwards
+
+
+class _Clocks:
+    """Per thread row, its last timestamp so far; and whether a thread's clock went back."""
+
+    def __init__(self) -> None:
+        self.last = np.zeros(0, np.uint64)
+        self.seen = np.zeros(0, bool)
+        self.backwards = False
+
+    def add(self, ts: np.ndarray, rows: np.ndarray, threads: int) -> None:
+        grow = threads - len(self.last)
+        self.last = np.concatenate([self.last, np.zeros(grow, np.uint64)])
+        self.seen = np.concatenate([self.seen, np.zeros(grow, bool)])
+        order = np.argsort(rows, kind="stable")
+        r, t = rows[order], ts[order]
+        starts = np.r_[True, r[1:] != r[:-1]]  # each thread's first sample of the batch
+        previous = np.where(starts, self.last[r], np.r_[t[:1], t[:-1]])
+        has_previous = ~starts | self.seen[r]
+        self.backwards |= bool((has_previous & (t < previous)).any())
+        ends = np.r_[starts[1:], True]
+        self.last[r[ends]] = t[ends]
+        self.seen[r] = True
+
+
+def _consistency(plan: Plan, timeline: Timeline, data,
+                 samples_per_batch: int) -> list[Problem]:
+    """Checks of a readable file's parts against each other (CPython makes none of them)."""
+    assert plan.header is not None
+    problems = []
+    if timeline.threads < plan.header.thread_count:
+        problems.append(_thread_count_problem(plan, timeline.threads))
+    stats = plan.stats
+    if stats is not None and timeline.first_us is not None and timeline.last_us is not None:
+        span_s = (timeline.last_us - timeline.first_us) / 1e6
+        slack_s = 0.05 * stats.duration_sec + 2 * plan.header.sample_interval_us / 1e6
+        if span_s > stats.duration_sec + slack_s:
+            backwards = _clock_goes_back(data, samples_per_batch)
+            problems.append(Problem(
+                "note" if backwards else "inconsistent",
+                "the samples' timestamps span more time than the statistics block's duration"
+                + (" (a thread's clock goes backwards, so the span means little)"
+                   if backwards else ""),
+                field="stats -> duration_sec",
+                expected=f"at most {stats.duration_sec:.6g} s",
+                found=f"{span_s:.6g} s from the first to the last sample"))
+    return problems
+
+
+def _thread_count_problem(plan: Plan, found: int) -> Problem:
+    assert plan.header is not None
+    return Problem("inconsistent", "the header declares more threads than the sample records "
+                   "hold (CPython's reader only rejects fewer)", offset=36,
+                   field="header -> thread_count", expected=str(found),
+                   found=str(plan.header.thread_count))
+
+
+def _region(data, plan: Plan) -> tuple[bytes, Problem | None]:
+    """The (decompressed) sample region, or as much of it as decompresses, and the problem
+    that stopped its decompression."""
+    assert plan.region is not None
+    start, end = plan.region
+    raw = memoryview(data)[start:end]
+    if not plan.compressed:
+        return bytes(raw), None
+    chunks = []
+    try:
+        for chunk in zstd.iter_decompress(raw, file_offset=spec.HEADER_SIZE):
+            chunks.append(bytes(chunk))
+    except FormatError as exc:
+        return b"".join(chunks), Problem.from_error(exc)
+    return b"".join(chunks), None

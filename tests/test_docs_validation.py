@@ -1,0 +1,45 @@
+"""docs/validation.md: its Python blocks run in order on a bundled profile (and print what the
+page says they print), its links resolve, and its table names every check's message."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import tachyon_format
+from tests.helpers.docs_pages import links_resolve
+from tests.helpers.paths import DATA_DIR, REPO
+
+PAGE = REPO / "docs" / "validation.md"
+TEXT = PAGE.read_text(encoding="utf-8")
+
+
+def test_python_blocks_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "profile.bin").write_bytes((DATA_DIR / "threads_wall_zstd.bin").read_bytes())
+    namespace: dict = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for index, block in enumerate(re.findall(r"```python\n(.*?)```", TEXT, re.S)):
+            exec(compile(block, f"{PAGE.name} block {index}", "exec"), namespace)
+    out = printed.getvalue()
+    assert "inconsistent the footer's file size is not the file's size" in out
+    assert "unreadable Invalid profiling mode in header: 7 60" in out
+    assert "the file ends inside the sample region" in out
+    assert "the profiler was killed before it finished writing" in out
+    assert re.search(r"^<frame \d+>$", out, re.M)
+
+
+def test_links_resolve():
+    links_resolve(PAGE)
+
+
+def test_the_table_names_the_messages_validate_gives():
+    """Each distinct message start of the validation tests' cases is in the table."""
+    from tests.formats.tachyon.test_validation import CASES
+
+    for name, data, *_ in CASES:
+        for problem in tachyon_format.validate(data, format="tachyon"):
+            words = re.split(r"[:(\d]", problem.message)[0].strip()
+            assert words in TEXT, (name, words)
