@@ -30,6 +30,7 @@ LAYER = {
     "errors": 0,
     "schema": 0,
     "kernels": 1,
+    "problems": 1,
     "model": 2,
     "formats": 3,
     "render": 3,
@@ -38,6 +39,7 @@ LAYER = {
     "compat": 4,
     "__init__": 5,
     "cli": 6,
+    "testing": 6,
     "__main__": 7,
 }
 """Each top-level part of the package and its layer."""

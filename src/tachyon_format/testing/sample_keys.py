@@ -1,0 +1,131 @@
+"""Per-sample keys that mean the same in two profiles of different formats.
+
+Two profiles number their strings, frames, stacks and threads in their own ways (and a
+format may keep less of a frame than another). :class:`SharedKeys` gives each distinct
+frame (as far as the chosen detail goes), each distinct stack of such frames, and each
+(interpreter, thread) one number shared by every profile it is given, so that samples of
+different profiles compare as plain integer columns. Python touches each frame row, each
+distinct stack and each thread once; the per-sample work is numpy indexing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.model.internal import INTERNAL_FRAME_SUFFIXES
+
+from .notation import frame_text
+
+if TYPE_CHECKING:
+    from tachyon_format import Profile
+
+FrameDetail = Literal["function", "line", "opcode", "position"]
+FRAME_DETAILS: tuple[str, ...] = ("function", "line", "opcode", "position")
+"""What makes two frames the same: file and function; also the line (the default); also
+the opcode; also the end line and the columns."""
+
+class SharedKeys:
+    """Shared numbering of frames, stacks and threads over several profiles."""
+
+    def __init__(self, detail: FrameDetail = "line", *, basenames: bool = False,
+                 drop_internal: bool = False) -> None:
+        if detail not in FRAME_DETAILS:
+            raise ValueError(f"unknown frame detail {detail!r} (known: "
+                             f"{', '.join(FRAME_DETAILS)})")
+        self.detail = detail
+        self.basenames = basenames
+        self.drop_internal = drop_internal
+        self.frame_ids: dict[tuple, int] = {}
+        self.frame_texts: list[str] = []
+        self.stack_ids: dict[tuple[int, ...], int] = {(): 0}
+        self.stack_frames: list[tuple[int, ...]] = [()]  # outermost first
+        self.thread_ids: dict[tuple[int, int], int] = {}
+        self.thread_keys: list[tuple[int, int]] = []
+
+    # -- frames and stacks ------------------------------------------------------------------
+
+    def frame_rows(self, profile: Profile) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """Per frame row of *profile*: its shared frame number, and whether it is one of the
+        profiler's own frames to leave out."""
+        texts = [*profile.strings.texts(), "?"]  # (the last for an index past the table)
+        frames = profile.frames
+        last = len(texts) - 1
+        columns = [np.minimum(frames.filename.astype(np.int64), last).tolist(),
+                   np.minimum(frames.funcname.astype(np.int64), last).tolist(),
+                   frames.lineno.tolist(), frames.opcode.tolist()]
+        if self.detail == "position":
+            columns += [frames.end_lineno.tolist(), frames.column.tolist(),
+                        frames.end_column.tolist()]
+        ids = np.empty(len(columns[0]), np.int64)
+        internal = np.zeros(len(columns[0]), bool)
+        for row, (file_index, func_index, lineno, opcode, *position) in enumerate(
+                zip(*columns, strict=True)):
+            filename = texts[file_index]
+            internal[row] = self.drop_internal and filename.endswith(INTERNAL_FRAME_SUFFIXES)
+            if self.basenames:
+                filename = posixpath.basename(filename.replace("\\", "/"))
+            line = -1 if self.detail == "function" else lineno
+            code = opcode if self.detail in ("opcode", "position") and opcode >= 0 else None
+            key = (filename, texts[func_index], line, code, *position)
+            number = self.frame_ids.get(key)
+            if number is None:
+                number = self.frame_ids[key] = len(self.frame_texts)
+                text = frame_text(filename, texts[func_index], line, code)
+                if position:
+                    text += f" [lines {lineno}-{position[0]}, columns {position[1]}-{position[2]}]"
+                self.frame_texts.append(text)
+            ids[row] = number
+        return ids, internal
+
+    def sample_stacks(self, profile: Profile) -> npt.NDArray[np.int64]:
+        """Per sample of *profile*: the shared number of its stack (0: the empty stack)."""
+        frame_ids, internal = self.frame_rows(profile)
+        stacks = profile.samples.stack
+        distinct, inverse = np.unique(stacks, return_inverse=True)
+        offsets, frames = profile.stacks.to_csr(distinct)
+        frames = frames.astype(np.int64)
+        keep = ~internal[frames] if frames.size else np.zeros(0, bool)
+        shared = frame_ids[frames].tolist() if frames.size else []
+        keep_list = keep.tolist()
+        numbers = np.empty(distinct.size, np.int64)
+        bounds = offsets.tolist()
+        for i in range(distinct.size):
+            start, end = bounds[i], bounds[i + 1]
+            # (innermost first in the tree; outermost first here, as the messages print)
+            key = tuple(shared[k] for k in range(end - 1, start - 1, -1) if keep_list[k])
+            number = self.stack_ids.get(key)
+            if number is None:
+                number = self.stack_ids[key] = len(self.stack_frames)
+                self.stack_frames.append(key)
+            numbers[i] = number
+        return numbers[inverse.reshape(-1)]
+
+    def stack_lines(self, number: int) -> list[str]:
+        """The frames of a shared stack as notation lines, outermost first."""
+        return [self.frame_texts[frame] for frame in self.stack_frames[number]]
+
+    # -- threads ----------------------------------------------------------------------------
+
+    def sample_threads(self, profile: Profile) -> npt.NDArray[np.int64]:
+        """Per sample: the shared number of its (interpreter, thread), -1 when it has none."""
+        threads = profile.threads
+        rows = np.empty(len(threads) + 1, np.int64)
+        rows[-1] = -1  # (samples without a thread: row -1)
+        for row, key in enumerate(zip(threads.interpreter_id.tolist(),
+                                      threads.thread_id.tolist(), strict=True)):
+            number = self.thread_ids.get(key)
+            if number is None:
+                number = self.thread_ids[key] = len(self.thread_keys)
+                self.thread_keys.append(key)
+            rows[row] = number
+        return rows[profile.samples.thread.astype(np.int64)]
+
+    def thread_text(self, number: int) -> str:
+        if number < 0:
+            return "no thread"
+        interpreter, thread = self.thread_keys[number]
+        return f"thread {thread} (interpreter {interpreter})"
