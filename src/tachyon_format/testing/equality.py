@@ -158,19 +158,20 @@ def _timeline_difference(sides, keys, key, net) -> list[str]:
     """The differing sample, and what the other side has on that thread at that time."""
     having, other = (sides[0], sides[1]) if net > 0 else (sides[1], sides[0])
     blocks = {having.name: _sample_block(keys, key, having.name)}
-    at = other.times == key["time"]
-    if "thread" in key:
-        at &= other.thread == key["thread"]
-    found = np.flatnonzero(at)
-    if found.size:
-        row = int(found[0])
-        other_key = dict(key, stack=int(other.stack[row]))
-        if "status" in key:
-            other_key["status"] = int(other.status[row])
-        blocks[other.name] = _sample_block(keys, other_key, other.name)
-    else:
-        where = f" on {keys.thread_text(key['thread'])}" if "thread" in key else ""
-        blocks[other.name] = [f"  {other.name}: no sample at t={key['time']} us{where}"]
+    same_thread = (other.thread == key["thread"] if "thread" in key
+                   else np.ones(other.weights.size, bool))
+    candidates = np.flatnonzero(same_thread)
+    where = f" on {keys.thread_text(key['thread'])}" if "thread" in key else ""
+    if not candidates.size:
+        blocks[other.name] = [f"  {other.name}: no sample{where}"]
+    else:  # the sample at that time, else the nearest in time
+        gaps = np.abs(other.times[candidates].astype(np.float64) - float(key["time"]))
+        row = int(candidates[np.argmin(gaps)])
+        other_key = {name: int(other.column(name)[row]) for name in key}
+        label = other.name
+        if other_key["time"] != key["time"]:
+            label += f" (no sample at t={key['time']} us{where}; the nearest)"
+        blocks[other.name] = _sample_block(keys, other_key, label)
     return blocks["a"] + blocks["b"]
 
 

@@ -8,7 +8,8 @@ its synthetic frames: ``"<GC>"`` is function ``<GC>`` of file ``~``, no line. A 
 holding spaces, or a frame with columns, is a :class:`Frame`.
 
 A status is the names of :class:`tachyon_format.ThreadStatus` bits joined by ``|``, in any
-case (``"has_gil|on_cpu"``), an ``int``, or a ``ThreadStatus``; ``""`` is no bit.
+case (``"has_gil|on_cpu"``; numbers for bits without a name, ``"has_gil|0x40"``), an
+``int``, or a ``ThreadStatus``; ``""`` is no bit.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ STATUS_BITS = ("HAS_GIL", "ON_CPU", "UNKNOWN", "GIL_REQUESTED", "HAS_EXCEPTION",
 """:class:`tachyon_format.ThreadStatus`'s names, bit 0 first (kept here so that reading a
 status does not load the schemas; a test checks they agree)."""
 
-_FRAME = re.compile(r"(?P<file>\S+?)(?::(?P<line>-?\d+))?\s+(?P<func>\S+)"
+_FRAME = re.compile(r"(?P<file>\S+?)(?::(?P<line>-?\d+))?\s+(?P<func>[^@\s]\S*)"
                     r"(?:\s+@(?P<opcode>\S+))?")
 _SYNTHETIC = re.compile(r"(?P<func>\S+)(?:\s+@(?P<opcode>\S+))?")
 
@@ -107,6 +108,9 @@ def parse_status(status: str | int) -> int:
         return int(status)
     bits = 0
     for name in filter(None, (part.strip() for part in status.split("|"))):
+        if name[:1].isdigit():  # (bits 6-7 have no name: status_text prints them as 0x..)
+            bits |= parse_status(int(name, 0))
+            continue
         try:
             bits |= 1 << STATUS_BITS.index(name.upper())
         except ValueError:
