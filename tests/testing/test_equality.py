@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tachyon_format
-from tachyon_format.testing import ProfileBuilder, assert_profiles_equal
+from tachyon_format.testing import Frame, ProfileBuilder, assert_profiles_equal
 from tests.helpers.paths import DATA_DIR
 
 
@@ -35,10 +35,19 @@ def test_a_profile_equals_its_conversions(fmt):
                                   "exceptions_gc_gil_native"])
 def test_a_recording_equals_cpythons_collapsed_output(name):
     """CPython's ``replay --collapsed`` keeps base names, drops its own frames and writes a
-    frame without a location at line 0 (so lines are compared where every frame has one)."""
-    frames = "function" if name == "exceptions_gc_gil_native" else "line"
+    frame without a location at line 0 (which the comparison of lines takes as none)."""
     assert_profiles_equal(DATA_DIR / f"{name}.bin", DATA_DIR / f"{name}.collapsed.txt",
-                          basenames=True, drop_internal=True, frames=frames)
+                          basenames=True, drop_internal=True)
+
+
+def test_line_0_is_no_line_but_where_positions_are_compared():
+    no_line = ProfileBuilder().sample(stack=["a.py f", Frame("a.py", "g", 3, 4, 0, 9)])
+    line_0 = ProfileBuilder().sample(stack=["a.py:0 f", Frame("a.py", "g", 3, 4, 0, 9)])
+    assert_profiles_equal(no_line.profile(), line_0.profile())
+    with pytest.raises(AssertionError) as caught:
+        assert_profiles_equal(no_line.profile(), line_0.profile(), frames="position")
+    assert "       a.py f\n       a.py:3 g [3:0-4:9]\n" in str(caught.value)
+    assert "       a.py:0 f [0:-1-0:-1]\n       a.py:3 g [3:0-4:9]\n" in str(caught.value)
 
 
 def test_the_first_differing_sample_is_shown_with_both_stacks():
@@ -118,6 +127,8 @@ def test_order_is_checked_only_when_asked():
     assert lines[0] == "profiles hold the same samples in a different order (4 positions differ)"
     assert lines[2] == "first difference, sample 0 in file order:"
     assert lines[3].startswith("  a: thread 1 (interpreter 0), t=1000 us")
+    with pytest.raises(ValueError, match=r"check_order=True needs both profiles' timelines"):
+        assert_profiles_equal(a, example().to_bytes("pprof"), check_order=True)
 
 
 def test_a_million_samples_compare_in_seconds():

@@ -38,10 +38,11 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     *check_timestamps*: compare each sample's time when both have a timeline (else counts
     per thread, stack and status); *check_order*: also require the samples in the same
     order (file order; Tachyon's writer defers REPEAT records, so two files of the same
-    samples may order them differently); *check_threads*, *check_status*: compare those
-    when both sides have them; *frames*: what makes two frames equal, ``"function"`` (file
-    and function), ``"line"`` (and line), ``"opcode"`` (and opcode) or ``"position"`` (and
-    end line and columns); *basenames*: compare file names without their directories
+    samples may order them differently; ``ValueError`` when a side has no timeline);
+    *check_threads*, *check_status*: compare those when both sides have them; *frames*:
+    what makes two frames equal, ``"function"`` (file and function), ``"line"`` (and line,
+    0 meaning none), ``"opcode"`` (and opcode) or ``"position"`` (and the exact line, end
+    line and columns); *basenames*: compare file names without their directories
     (collapsed stacks keep only those); *drop_internal*: leave out the profiler's own frames
     (``_sync_coordinator.py``), as CPython's replay outputs do.
 
@@ -59,6 +60,9 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     if timeline and not all((s.weights == 1).all() for s in sides):
         timeline = False
         skipped.append("times (samples with weights other than 1: compared as counts)")
+    if check_order and not timeline:
+        raise ValueError("check_order=True needs both profiles' timelines, one sample a row "
+                         f"(not compared: {'; '.join(skipped) or 'times'})")
     use_threads = check_threads and all(s.has_threads for s in sides)
     if check_threads and not use_threads:
         skipped.append(f"threads ({_lacking(sides, 'has_threads')} none)")

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 FrameDetail = Literal["function", "line", "opcode", "position"]
 FRAME_DETAILS: tuple[str, ...] = ("function", "line", "opcode", "position")
-"""What makes two frames the same: file and function; also the line (the default); also
-the opcode; also the end line and the columns."""
+"""What makes two frames the same: file and function; also the line (the default; line 0 is
+"no line", as pprof and collapsed stacks write it); also the opcode; also the exact line, end
+line and columns."""
 
 class SharedKeys:
     """Shared numbering of frames, stacks and threads over several profiles."""
@@ -68,15 +69,18 @@ class SharedKeys:
             internal[row] = self.drop_internal and filename.endswith(INTERNAL_FRAME_SUFFIXES)
             if self.basenames:
                 filename = posixpath.basename(filename.replace("\\", "/"))
-            line = -1 if self.detail == "function" else lineno
+            # (pprof and collapsed stacks write "no line" as line 0: one key for both,
+            # but where the whole position is compared)
+            line = (-1 if self.detail == "function" or (lineno <= 0 and not position)
+                    else lineno)
             code = opcode if self.detail in ("opcode", "position") and opcode >= 0 else None
             key = (filename, texts[func_index], line, code, *position)
             number = self.frame_ids.get(key)
             if number is None:
                 number = self.frame_ids[key] = len(self.frame_texts)
                 text = frame_text(filename, texts[func_index], line, code)
-                if position:
-                    text += f" [lines {lineno}-{position[0]}, columns {position[1]}-{position[2]}]"
+                if position and lineno >= 0:  # [line:column-end_line:end_column]
+                    text += f" [{lineno}:{position[1]}-{position[0]}:{position[2]}]"
                 self.frame_texts.append(text)
             ids[row] = number
         return ids, internal
