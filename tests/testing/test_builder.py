@@ -3,6 +3,7 @@ samples the builder was given, and its other outputs are the library's converter
 
 from __future__ import annotations
 
+import gzip
 import io
 import re
 
@@ -92,6 +93,11 @@ def test_write_to_a_path_picks_the_format_from_the_name(tmp_path):
     assert tachyon_format.sniff(tmp_path / "out.pb.gz") == "pprof"
     assert builder.write(tmp_path / "sub" / "out.bin") == tmp_path / "sub" / "out.bin"
     assert (tmp_path / "sub" / "out.bin").read_bytes() == builder.to_bytes()
+    builder.write(tmp_path / "out.collapsed.gz")
+    assert gzip.decompress((tmp_path / "out.collapsed.gz").read_bytes()) == \
+        builder.to_bytes("collapsed")
+    builder.write(tmp_path / "named.bin", format="speedscope")
+    assert tachyon_format.sniff(tmp_path / "named.bin") == "speedscope"
     stream = io.BytesIO()
     assert builder.write(stream, format="collapsed") is None
     assert stream.getvalue() == builder.to_bytes("collapsed")

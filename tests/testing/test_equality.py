@@ -8,9 +8,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.testing import Frame, ProfileBuilder, assert_profiles_equal
+from tachyon_format.testing.strategies import profiles
 from tests.helpers.paths import DATA_DIR
 
 
@@ -93,12 +96,15 @@ def test_without_a_timeline_counts_are_compared_and_the_message_says_so():
         "compared: sample counts per (thread, stack); frames as file:line func, stacks "
         "outermost first (innermost last); not compared: times (a has no timeline: compared "
         "as counts per thread, stack and status); status (a has none)",
-        "largest difference:",
+        "largest differences:",
         "  thread 1 (interpreter 0), stack:",
         "       app.py:10 main",
         "       app.py:20 work",
         "  a: 3 samples, b: 0 samples",
-        "and 1 more differing (thread, stack) row",
+        "  thread 1 (interpreter 0), stack:",
+        "       app.py:11 main",
+        "       app.py:20 work",
+        "  a: 0 samples, b: 3 samples",
     ]
 
 
@@ -148,3 +154,10 @@ def test_a_million_samples_compare_in_seconds():
     with pytest.raises(AssertionError, match="1 sample only in a, 1 only in b"):
         assert_profiles_equal(big, changed)
     assert time.perf_counter() - started < 10
+
+
+@settings(max_examples=15, deadline=None)
+@given(profiles(samples=(0, 20)), st.sampled_from(["pprof", "speedscope"]))
+def test_made_up_profiles_equal_their_conversions(builder, fmt):
+    """The strategies, the builder and the comparison together (and the converters)."""
+    assert_profiles_equal(builder.profile(), builder.to_bytes(fmt))

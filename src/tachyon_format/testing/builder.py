@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,25 +110,28 @@ class ProfileBuilder:
     def write(self, destination: str | os.PathLike | BinaryIO | None = None, *,
               format: str | None = None) -> Path | None:
         """Write to *destination* (a path or a binary file; default: the builder's *path*)
-        in *format* (default: from the path's extension, else Tachyon). Returns the path
-        written, ``None`` for a file object."""
+        in *format* (default: from the path's name, as :func:`tachyon_format.convert` picks
+        it, ``.gz`` included; else Tachyon). Returns the path written, ``None`` for a file
+        object."""
         if destination is None:
             if self.path is None:
                 raise ValueError("no destination: pass one, or give the builder a path")
             destination = self.path
-        if isinstance(destination, str | os.PathLike):
-            from tachyon_format.formats import format_for_extension
+        if not isinstance(destination, str | os.PathLike):
+            self._write_to(destination, format or "tachyon")
+            return None
+        path = Path(destination)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="tachyon-format-builder-") as scratch:
+            staged = os.path.join(scratch, "profile.bin")
+            self._write_tachyon(staged)
+            if format == "tachyon":
+                shutil.copyfile(staged, path)
+            else:
+                import tachyon_format
 
-            path = Path(destination)
-            if format is None:
-                by_extension = format_for_extension(path.name)
-                format = by_extension.name if by_extension is not None else "tachyon"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as out:
-                self._write_to(out, format)
-            return path
-        self._write_to(destination, format or "tachyon")
-        return None
+                tachyon_format.convert(staged, path, to=format)
+        return path
 
     def _write_to(self, out: BinaryIO, format: str) -> None:
         with tempfile.TemporaryDirectory(prefix="tachyon-format-builder-") as scratch:
@@ -135,7 +139,7 @@ class ProfileBuilder:
             self._write_tachyon(staged)
             if format == "tachyon":
                 with open(staged, "rb") as f:
-                    out.write(f.read())
+                    shutil.copyfileobj(f, out)
             else:
                 import tachyon_format
 

@@ -30,8 +30,9 @@ ORDER_NOTE = "stacks outermost first (innermost last)"
 
 def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True,
                           check_order: bool = False, check_threads: bool = True,
-                          check_status: bool = True, frames: FrameDetail = "line",
-                          basenames: bool = False, drop_internal: bool = False) -> None:
+                          check_interpreters: bool = True, check_status: bool = True,
+                          frames: FrameDetail = "line", basenames: bool = False,
+                          drop_internal: bool = False) -> None:
     """Raise ``AssertionError`` unless *a* and *b* (profiles, or paths / bytes / binary
     files of any format the library reads) hold the same samples.
 
@@ -39,7 +40,9 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     per thread, stack and status); *check_order*: also require the samples in the same
     order (file order; Tachyon's writer defers REPEAT records, so two files of the same
     samples may order them differently; ``ValueError`` when a side has no timeline);
-    *check_threads*, *check_status*: compare those when both sides have them; *frames*:
+    *check_threads*, *check_status*: compare those when both sides have them;
+    *check_interpreters*: ``False`` to know threads by their id alone (collapsed stacks
+    record no interpreter); *frames*:
     what makes two frames equal, ``"function"`` (file and function), ``"line"`` (and line,
     0 meaning none), ``"opcode"`` (and opcode) or ``"position"`` (and the exact line, end
     line and columns); *basenames*: compare file names without their directories
@@ -50,7 +53,8 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     difference) with both sides' thread, time, status and stack as ``file:line func``
     lines, outermost first, then how many more differences there are."""
     pa, pb = _loaded(a), _loaded(b)
-    keys = SharedKeys(frames, basenames=basenames, drop_internal=drop_internal)
+    keys = SharedKeys(frames, basenames=basenames, drop_internal=drop_internal,
+                      interpreters=check_interpreters)
     sides = [_Side("a", pa, keys), _Side("b", pb, keys)]
     skipped = []
     timeline = check_timestamps and all(s.times is not None for s in sides)
@@ -132,15 +136,17 @@ def _difference_message(sides, keys, names, rows, net, differing, timeline, skip
     if timeline:
         first = int(differing[0])
         lines.append("first difference (the earliest):")
-    else:
-        first = int(differing[np.argmax(np.abs(net[differing]))])
-        lines.append("largest difference:")
-    key = {n: int(rows[n][first]) for n in names}
-    if timeline:
+        key = {n: int(rows[n][first]) for n in names}
         lines += _timeline_difference(sides, keys, key, int(net[first]))
-    else:
-        lines += _count_difference(sides, keys, names, key)
-    more = differing.size - 1
+        shown = 1
+    else:  # the largest excess of each side, so that both sides' stacks show
+        picks = [int(np.argmax(net)) if net.max() > 0 else None,
+                 int(np.argmin(net)) if net.min() < 0 else None]
+        lines.append("largest differences:")
+        for pick in filter(lambda p: p is not None, picks):
+            lines += _count_difference(sides, keys, names, {n: int(rows[n][pick]) for n in names})
+        shown = sum(p is not None for p in picks)
+    more = differing.size - shown
     if more:
         row_name = ", ".join(names)
         lines.append(f"and {more} more differing ({row_name}) row{'s' if more > 1 else ''}")

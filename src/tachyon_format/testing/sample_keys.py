@@ -33,19 +33,20 @@ class SharedKeys:
     """Shared numbering of frames, stacks and threads over several profiles."""
 
     def __init__(self, detail: FrameDetail = "line", *, basenames: bool = False,
-                 drop_internal: bool = False) -> None:
+                 drop_internal: bool = False, interpreters: bool = True) -> None:
         if detail not in FRAME_DETAILS:
             raise ValueError(f"unknown frame detail {detail!r} (known: "
                              f"{', '.join(FRAME_DETAILS)})")
         self.detail = detail
         self.basenames = basenames
         self.drop_internal = drop_internal
+        self.interpreters = interpreters
         self.frame_ids: dict[tuple, int] = {}
         self.frame_texts: list[str] = []
         self.stack_ids: dict[tuple[int, ...], int] = {(): 0}
         self.stack_frames: list[tuple[int, ...]] = [()]  # outermost first
-        self.thread_ids: dict[tuple[int, int], int] = {}
-        self.thread_keys: list[tuple[int, int]] = []
+        self.thread_ids: dict[tuple[int | None, int], int] = {}
+        self.thread_keys: list[tuple[int | None, int]] = []
 
     # -- frames and stacks ------------------------------------------------------------------
 
@@ -119,8 +120,10 @@ class SharedKeys:
         threads = profile.threads
         rows = np.empty(len(threads) + 1, np.int64)
         rows[-1] = -1  # (samples without a thread: row -1)
-        for row, key in enumerate(zip(threads.interpreter_id.tolist(),
-                                      threads.thread_id.tolist(), strict=True)):
+        interpreter_ids = (threads.interpreter_id.tolist() if self.interpreters
+                           else [None] * len(threads))
+        for row, key in enumerate(zip(interpreter_ids, threads.thread_id.tolist(),
+                                      strict=True)):
             number = self.thread_ids.get(key)
             if number is None:
                 number = self.thread_ids[key] = len(self.thread_keys)
@@ -132,4 +135,5 @@ class SharedKeys:
         if number < 0:
             return "no thread"
         interpreter, thread = self.thread_keys[number]
-        return f"thread {thread} (interpreter {interpreter})"
+        return f"thread {thread}" + ("" if interpreter is None else
+                                     f" (interpreter {interpreter})")

@@ -15,7 +15,9 @@ from .builder import MODES, ProfileBuilder
 from .notation import NO_FILE, Frame
 
 FILES = ("app.py", "lib/util.py", "/usr/lib/python3.15/json/decoder.py", "<frozen os>",
-         "é/ünïcode.py")
+         "é/ünïcode.py", "/usr/lib/python3.15/profiling/sampling/_sync_coordinator.py")
+"""File names frames get: relative and absolute, frozen, non-ASCII, and one of the
+profiler's own (which CPython's collectors leave out)."""
 FUNCTIONS = ("main", "work", "Parser.parse", "<module>", "<lambda>", "fn_é")
 SYNTHETIC = ("<GC>", "<native>")
 """CPython's frames without a location, in file ``~``."""
