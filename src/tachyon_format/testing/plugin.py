@@ -17,7 +17,6 @@ library loads when a fixture or the session-end check first needs it. Turn it of
 
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 
@@ -56,6 +55,8 @@ def _globs(config: pytest.Config) -> list[str]:
 def matching_files(root: Path, patterns: list[str]) -> list[Path]:
     """The files matching *patterns* (relative to *root* unless absolute), sorted, once
     each."""
+    import glob
+
     found: set[Path] = set()
     for pattern in patterns:
         full = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
