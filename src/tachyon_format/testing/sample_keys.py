@@ -93,15 +93,18 @@ class SharedKeys:
         distinct, inverse = np.unique(stacks, return_inverse=True)
         offsets, frames = profile.stacks.to_csr(distinct)
         frames = frames.astype(np.int64)
-        keep = ~internal[frames] if frames.size else np.zeros(0, bool)
-        shared = frame_ids[frames].tolist() if frames.size else []
-        keep_list = keep.tolist()
+        keep = ~internal[frames]
+        kept_before = np.zeros(frames.size + 1, np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        bounds = kept_before[offsets]
+        total = int(bounds[-1])
+        # innermost first in the tree; outermost first here (as the messages print): the
+        # kept frames reversed whole, so stack i is the slice total-end .. total-start
+        outermost_first = frame_ids[frames[keep]][::-1].tolist()
+        lows, highs = (total - bounds[1:]).tolist(), (total - bounds[:-1]).tolist()
         numbers = np.empty(distinct.size, np.int64)
-        bounds = offsets.tolist()
         for i in range(distinct.size):
-            start, end = bounds[i], bounds[i + 1]
-            # (innermost first in the tree; outermost first here, as the messages print)
-            key = tuple(shared[k] for k in range(end - 1, start - 1, -1) if keep_list[k])
+            key = tuple(outermost_first[lows[i]:highs[i]])
             number = self.stack_ids.get(key)
             if number is None:
                 number = self.stack_ids[key] = len(self.stack_frames)
