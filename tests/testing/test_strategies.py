@@ -49,9 +49,11 @@ def test_profiles_are_read_back_by_cpython_as_given(tmp_path):
 
 @settings(max_examples=20, deadline=None)
 @given(profiles(threads=(2, 4), samples=(1, 10), statuses=st.just(3), compression="none",
-                mode="gil", opcodes=False))
+                mode="gil", opcodes=False, monotonic=True))
 def test_profiles_follow_the_controls(builder):
     assert builder.compression == "none" and builder.mode == 2
+    times = [s.timestamp_us for s in builder.samples]
+    assert times == sorted(times)
     assert {s.status for s in builder.samples} == {3}
     assert all(opcode is None for s in builder.samples for *_, opcode in s.frames)
     assert 1 <= len({s.thread for s in builder.samples}) <= 4

@@ -55,7 +55,8 @@ def profiles(draw, *, threads: int | tuple[int, int] = 3, interpreters: int = 1,
              samples: int | tuple[int, int] = 30, depth: int | tuple[int, int] = 8,
              repeats: int = 4, statuses: st.SearchStrategy[int] | None = None,
              locations: int = 10, opcodes: bool = True,
-             compression: str | None = None, mode: str | None | bool = True) -> ProfileBuilder:
+             compression: str | None = None, mode: str | None | bool = True,
+             monotonic: bool = False) -> ProfileBuilder:
     """A :class:`ProfileBuilder` holding up to *samples* calls of ``sample()``.
 
     *threads* and *interpreters*: how many distinct (up to, or a ``(min, max)``); *depth*:
@@ -65,7 +66,9 @@ def profiles(draw, *, threads: int | tuple[int, int] = 3, interpreters: int = 1,
     distinct frames the stacks share; *opcodes*: whether frames carry opcodes;
     *compression*: ``"zstd"``, ``"none"``, or drawn when ``None``; *mode*: a mode name, or
     drawn (``True``), or unknown (``None``). Times go forward from a drawn start, sometimes
-    several samples at one time, as a profiler taking all threads at once records them."""
+    several samples at one time, as a profiler taking all threads at once records them; now
+    and then the clock steps back (a file stores that as a delta that wraps around 2**64),
+    unless *monotonic*."""
     pool = draw(st.lists(frames(opcodes=opcodes), min_size=1, max_size=max(1, locations)))
     stack = st.lists(st.sampled_from(pool), min_size=_min(depth), max_size=_max(depth))
     stacks = draw(st.lists(stack, min_size=1, max_size=6))
@@ -81,7 +84,10 @@ def profiles(draw, *, threads: int | tuple[int, int] = 3, interpreters: int = 1,
     status = statuses if statuses is not None else st.integers(0, 63)
     time = builder.start_time_us
     for _ in range(draw(_ints(samples, 0))):
-        time += draw(st.sampled_from((0, builder.interval_us, draw(st.integers(1, 10**6)))))
+        steps = (0, builder.interval_us, draw(st.integers(1, 10**6)))
+        if not monotonic:
+            steps += (-draw(st.integers(1, 10**6)),)
+        time = max(0, time + draw(st.sampled_from(steps)))
         count = draw(st.integers(1, max(1, repeats)))
         builder.sample(thread=draw(st.sampled_from(thread_ids)),
                        interpreter=draw(st.sampled_from(interpreter_ids)),
