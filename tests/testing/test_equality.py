@@ -161,3 +161,10 @@ def test_a_million_samples_compare_in_seconds():
 def test_made_up_profiles_equal_their_conversions(builder, fmt):
     """The strategies, the builder and the comparison together (and the converters)."""
     assert_profiles_equal(builder.profile(), builder.to_bytes(fmt))
+
+
+@pytest.mark.parametrize("path", sorted(DATA_DIR.glob("*.bin")), ids=lambda p: p.stem)
+def test_a_recording_equals_its_aggregated_read(path):
+    """Counts per (thread, stack, status) on one side, every sample on the other."""
+    assert_profiles_equal(path, tachyon_format.read(path, aggregate=True))
+    assert_profiles_equal(path, tachyon_format.read(path, aggregate=True), frames="position")
