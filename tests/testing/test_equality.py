@@ -108,6 +108,16 @@ def test_without_a_timeline_counts_are_compared_and_the_message_says_so():
     ]
 
 
+def test_empty_stacks_and_empty_profiles():
+    empty = ProfileBuilder().sample(stack=[], repeat=2)
+    assert_profiles_equal(empty.profile(), empty.to_bytes("pprof"))
+    assert_profiles_equal(ProfileBuilder().profile(), ProfileBuilder().to_bytes())
+    with pytest.raises(AssertionError, match=r"not compared: threads \(b has none\)\n.*\n"
+                                             r"  a: t=0 us, status 0, stack:\n"
+                                             r"       \(empty stack\)\n  b: no sample\n"):
+        assert_profiles_equal(empty.profile(), ProfileBuilder().profile())
+
+
 def test_what_is_compared_can_be_chosen():
     a, b = example().profile(), example(status="on_cpu").profile()
     assert_profiles_equal(a, b, check_status=False)

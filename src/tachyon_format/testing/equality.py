@@ -55,7 +55,8 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     pa, pb = _loaded(a), _loaded(b)
     keys = SharedKeys(frames, basenames=basenames, drop_internal=drop_internal,
                       interpreters=check_interpreters)
-    sides = [_Side("a", pa, keys), _Side("b", pb, keys)]
+    stack_a, stack_b = keys.sample_stacks(pa, pb)
+    sides = [_Side("a", pa, keys, stack_a), _Side("b", pb, keys, stack_b)]
     skipped = []
     timeline = check_timestamps and all(s.times is not None for s in sides)
     if check_timestamps and not timeline:
@@ -91,11 +92,11 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
 class _Side:
     """One profile's samples as shared keys."""
 
-    def __init__(self, name: str, profile, keys: SharedKeys) -> None:
+    def __init__(self, name: str, profile, keys: SharedKeys, stack: np.ndarray) -> None:
         self.name = name
         self.profile = profile
         samples = profile.samples
-        self.stack = keys.sample_stacks(profile)
+        self.stack = stack
         self.thread = keys.sample_threads(profile)
         self.has_threads = len(profile.threads) > 0
         self.times = samples.timestamp_us

@@ -4,8 +4,8 @@ Two profiles number their strings, frames, stacks and threads in their own ways 
 format may keep less of a frame than another). :class:`SharedKeys` gives each distinct
 frame (as far as the chosen detail goes), each distinct stack of such frames, and each
 (interpreter, thread) one number shared by every profile it is given, so that samples of
-different profiles compare as plain integer columns. Python touches each frame row, each
-distinct stack and each thread once; the per-sample work is numpy indexing.
+different profiles compare as plain integer columns. Python touches each frame row and each
+thread once; stacks are numbered with numpy, one pass per level of the stack trees.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class SharedKeys:
         self.interpreters = interpreters
         self.frame_ids: dict[tuple, int] = {}
         self.frame_texts: list[str] = []
-        self.stack_ids: dict[tuple[int, ...], int] = {(): 0}
-        self.stack_frames: list[tuple[int, ...]] = [()]  # outermost first
+        self.stack_pairs = np.zeros(1, np.int64)  # (see sample_stacks)
+        self.pair_width = 1
         self.thread_ids: dict[tuple[int | None, int], int] = {}
         self.thread_keys: list[tuple[int | None, int]] = []
 
@@ -86,35 +86,58 @@ class SharedKeys:
             ids[row] = number
         return ids, internal
 
-    def sample_stacks(self, profile: Profile) -> npt.NDArray[np.int64]:
-        """Per sample of *profile*: the shared number of its stack (0: the empty stack)."""
-        frame_ids, internal = self.frame_rows(profile)
-        stacks = profile.samples.stack
-        distinct, inverse = np.unique(stacks, return_inverse=True)
-        offsets, frames = profile.stacks.to_csr(distinct)
-        frames = frames.astype(np.int64)
-        keep = ~internal[frames]
-        kept_before = np.zeros(frames.size + 1, np.int64)
-        np.cumsum(keep, out=kept_before[1:])
-        bounds = kept_before[offsets]
-        total = int(bounds[-1])
-        # innermost first in the tree; outermost first here (as the messages print): the
-        # kept frames reversed whole, so stack i is the slice total-end .. total-start
-        outermost_first = frame_ids[frames[keep]][::-1].tolist()
-        lows, highs = (total - bounds[1:]).tolist(), (total - bounds[:-1]).tolist()
-        numbers = np.empty(distinct.size, np.int64)
-        for i in range(distinct.size):
-            key = tuple(outermost_first[lows[i]:highs[i]])
-            number = self.stack_ids.get(key)
-            if number is None:
-                number = self.stack_ids[key] = len(self.stack_frames)
-                self.stack_frames.append(key)
-            numbers[i] = number
-        return numbers[inverse.reshape(-1)]
+    def sample_stacks(self, *profiles: Profile) -> list[npt.NDArray[np.int64]]:
+        """Per sample of each of *profiles* (all at once: the numbering is made for them
+        together), the shared number of its stack; 0 is the empty stack.
+
+        Vectorised, one pass per level of the stack trees: the nodes of every tree at depth
+        *d* are numbered by the distinct (number of the parent, shared frame) pairs among
+        them, so that equal stacks get equal numbers in any profile. The profiler's own
+        frames, when left out, are taken out of the trees first (``Stacks.without_frames``).
+        """
+        frames, parents, depths, samples = [], [], [], []
+        for profile in profiles:
+            frame_ids, internal = self.frame_rows(profile)
+            tree, stack = profile.stacks, profile.samples.stack.astype(np.int64)
+            if self.drop_internal and internal.any():
+                tree, stack = tree.without_frames(internal, stack)
+            frames.append(frame_ids[tree.frame.astype(np.int64)])
+            parents.append(tree.parent.astype(np.int64))
+            depths.append(tree.depth())
+            samples.append(np.asarray(stack, np.int64))
+        # every tree's nodes in one numbering: node i of tree k is base[k] + i
+        base = np.zeros(len(profiles) + 1, np.int64)
+        np.cumsum([f.size for f in frames], out=base[1:])
+        frame = np.concatenate(frames)
+        parent = np.concatenate([np.where(p >= 0, p + b, -1)
+                                 for p, b in zip(parents, base[:-1], strict=True)])
+        depth = np.concatenate(depths)
+        number = np.zeros(frame.size + 1, np.int64)  # (the last: for samples of no stack)
+        width = np.int64(max(len(self.frame_texts), 1))
+        by_depth = np.argsort(depth, kind="stable")
+        bounds = np.searchsorted(depth[by_depth], np.arange(1, int(depth.max(initial=0)) + 2))
+        next_number = 1
+        pairs = [np.zeros(1, np.int64)]  # per shared stack: parent number * width + frame
+        for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            nodes = by_depth[low:high]
+            up = parent[nodes]
+            key = np.where(up >= 0, number[np.maximum(up, 0)], 0) * width + frame[nodes]
+            distinct, which = np.unique(key, return_inverse=True)
+            number[nodes] = next_number + which.reshape(-1)
+            pairs.append(distinct)
+            next_number += distinct.size
+        self.stack_pairs = np.concatenate(pairs)
+        self.pair_width = int(width)
+        return [number[np.where(stack >= 0, stack + b, frame.size)]
+                for stack, b in zip(samples, base[:-1], strict=True)]
 
     def stack_lines(self, number: int) -> list[str]:
         """The frames of a shared stack as notation lines, outermost first."""
-        return [self.frame_texts[frame] for frame in self.stack_frames[number]]
+        lines = []
+        while number > 0:
+            number, frame = divmod(int(self.stack_pairs[number]), self.pair_width)
+            lines.append(self.frame_texts[frame])
+        return lines[::-1]
 
     # -- threads ----------------------------------------------------------------------------
 
