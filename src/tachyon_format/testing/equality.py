@@ -42,10 +42,10 @@ def assert_profiles_equal(a: object, b: object, *, check_timestamps: bool = True
     samples may order them differently; ``ValueError`` when a side has no timeline);
     *check_threads*, *check_status*: compare those when both sides have them;
     *check_interpreters*: ``False`` to know threads by their id alone (collapsed stacks
-    record no interpreter); *frames*:
-    what makes two frames equal, ``"function"`` (file and function), ``"line"`` (and line,
-    0 meaning none), ``"opcode"`` (and opcode) or ``"position"`` (and the exact line, end
-    line and columns); *basenames*: compare file names without their directories
+    record no interpreter); *frames*: what makes two frames equal, ``"function"`` (file and
+    function), ``"line"`` (and line, 0 meaning none), ``"opcode"`` (and opcode) or
+    ``"position"`` (and the exact line, end line and columns); *basenames*: compare file
+    names without their directories
     (collapsed stacks keep only those); *drop_internal*: leave out the profiler's own frames
     (``_sync_coordinator.py``), as CPython's replay outputs do.
 
