@@ -40,6 +40,7 @@ LAYER = {
     "compat": 4,
     "__init__": 5,
     "cli": 6,
+    "testing": 6,
     "__main__": 7,
 }
 """Each top-level part of the package and its layer."""

@@ -7,11 +7,9 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 import tachyon_format
-from tachyon_format import Frames, Profile, Samples, Stacks, Strings, Threads
 from tachyon_format.render.calltree import call_tree
 from tachyon_format.render.flamegraph import (
     baseline_totals,
@@ -19,6 +17,7 @@ from tachyon_format.render.flamegraph import (
     flamegraph_diff,
     flamegraph_svg,
 )
+from tachyon_format.testing import ProfileBuilder
 from tests.helpers.chromium import dump_dom, requires_chromium, root_attribute, texts_of
 from tests.helpers.paths import DATA_DIR
 
@@ -95,19 +94,14 @@ def test_baseline_totals_match_paths_not_node_numbers():
 
 
 def test_the_page_data_is_flat_arrays_and_escaped(tmp_path):
-    texts = ["app.py", "</script><script>alert(1)</script>", "main"]
-    frames = Frames(np.array([0, 0], np.uint32), np.array([1, 2], np.uint32),
-                    np.array([3, 9], np.int32), np.full(2, -1, np.int32),
-                    np.full(2, -1, np.int32), np.full(2, -1, np.int32), np.full(2, -1, np.int16))
-    stacks, ids = Stacks.from_lists([[0, 1]])
-    profile = Profile(Strings.from_texts(texts), frames, stacks, Threads.empty(),
-                      Samples(ids.astype(np.int32), np.full(1, -1, np.int32)))
+    hostile = "</script><script>alert(1)</script>"
+    profile = ProfileBuilder().sample(stack=["app.py:9 main", f"app.py:3 {hostile}"]).profile()
     out = tmp_path / "flame.html"
     flamegraph(profile, out)
     page = out.read_text(encoding="utf-8")
     assert "</script><script>alert(1)" not in page  # the name cannot end the data block
     data = json.loads(re.search(r'id="profile-data">(.*?)</script>', page, re.S).group(1))
-    assert data["texts"][data["fname"][data["func"][2]]] == texts[1]
+    assert data["texts"][data["fname"][data["func"][2]]] == hostile
     assert all(isinstance(data[key], list) for key in ("parent", "func", "self"))
 
 

@@ -12,6 +12,7 @@ import tachyon_format
 from tachyon_format.formats.pprof.compression import decompress
 from tachyon_format.formats.pprof.labels import parse_status, status_name
 from tachyon_format.formats.pprof.writer import dumps
+from tachyon_format.testing import assert_profiles_equal
 from tests.helpers.paths import DATA_DIR
 from tests.helpers.pprof import canonical, fixture_params, message_of
 
@@ -83,8 +84,7 @@ def test_tachyon_pprof_tachyon_keeps_every_sample(path, timestamps):
     assert _tachyon_view(back, back.weights("samples"), timestamps) == _tachyon_view(
         profile, profile.weights(), timestamps)
     if timestamps and len(profile.samples):  # every sample, in order
-        assert back.samples.timestamp_us.tolist() == profile.samples.timestamp_us.tolist()
-        assert back.samples.status.tolist() == profile.samples.status.tolist()
+        assert_profiles_equal(profile, back, check_order=True)
         for column in ("thread_id", "interpreter_id"):  # same threads, in order of appearance
             assert np.array_equal(getattr(back.threads, column),
                                   getattr(profile.threads, column))
