@@ -64,9 +64,11 @@ def test_invalid_files_fail_the_session_and_are_listed(pytester):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([
         "*tachyon-format validation*",
-        "*profiles/bad.bin is not valid: 1 problem",
+        "*profiles/bad.bin is not valid: 3 problems",
         "  1. Invalid string table offset: * exceeds file size 100 "
         "(offset 40, header -> string_table_offset)",
+        "     severity unreadable; offset 40; field header -> string_table_offset",
+        "  2. Invalid frame table offset: * exceeds file size 100 *",
         "valid: *profiles/good.bin",
         "1 of 2 profile files are invalid",
     ])
@@ -85,7 +87,8 @@ def test_files_the_tests_write_are_checked_at_the_end(pytester):
     """)
     result = run(pytester)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*out/deep/x.bin is not valid: 1 problem*"])
+    result.stdout.fnmatch_lines(["*out/deep/x.bin is not valid: 4 problems*",
+                                 "  1. Unsupported format version 0 *"])
 
 
 def test_valid_files_and_failing_tests_keep_their_exit_status(pytester):
@@ -105,7 +108,8 @@ def test_inert_unless_used(pytester):
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     result = run(pytester)
     assert result.ret == pytest.ExitCode.OK
-    assert "tachyon-format" not in result.stdout.str()
+    assert "tachyon-format validation" not in result.stdout.str()
+    assert "profiles/bad.bin" not in result.stdout.str()
     run(pytester, "--help").stdout.fnmatch_lines(["*--tachyon-validate=GLOB*"])
 
 
