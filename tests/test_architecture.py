@@ -37,6 +37,7 @@ LAYER = {
     "_api": 4,
     "compat": 4,
     "__init__": 5,
+    "fleet": 5,
     "cli": 6,
     "__main__": 7,
 }
