@@ -14,6 +14,7 @@ from . import convert, diff, dump, flamegraph, info, merge, timeline, top, valid
 from . import slice as slice_
 
 SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline)
+SUBCOMMANDS += (__import__(f"{__package__}.dataset", fromlist=["*"]),)  # docs/fleet.md
 
 
 def main(argv: Sequence[str] | None = None) -> int:
