@@ -35,6 +35,20 @@ def write_fleet(folder: Path, count: int, seed: int, num_samples: int = 200) -> 
     return paths
 
 
+def write_fleet_to_memory(count: int) -> list[str]:
+    """*count* (at most 3) generated profiles in fsspec's memory filesystem; their URLs."""
+    import fsspec
+
+    made = generator()
+    urls = []
+    for i, fmt in enumerate(("tachyon", "pprof", "collapsed")[:count]):
+        url = f"memory://fleet-test/in/p{i}.{fmt}"
+        with fsspec.open(url, "wb") as f:
+            tachyon_format.write(made.make_profile(100 + i, 150, num_stacks=20), f, format=fmt)
+        urls.append(url)
+    return urls
+
+
 @pytest.fixture(scope="session")
 def fleet_files(tmp_path_factory) -> dict[str, list[str]]:
     """Two deploys' profiles: ``{"v1": [...], "v2": [...]}`` (v2 differs in its seeds, so

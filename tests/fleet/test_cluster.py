@@ -93,9 +93,9 @@ def test_a_diff_of_two_deploys(dask_client, fleet_dataset, fleet_files):
 
 def test_files_behind_urls_on_the_local_scheduler():
     fsspec = pytest.importorskip("fsspec")
-    from tests.fleet.test_dataset import write_fleet_to_memory
+    from tests.fleet.conftest import write_fleet_to_memory
 
-    urls = write_fleet_to_memory(fsspec.filesystem("memory"), 3)
+    urls = write_fleet_to_memory(3)
     try:
         expected = function_table(merge([tachyon_format.read(fsspec.open(u).open().read())
                                          for u in urls], sample_type="samples", force=True))

@@ -15,7 +15,7 @@ import tachyon_format  # noqa: E402
 from tachyon_format.analysis import function_table  # noqa: E402
 from tachyon_format.cli.main import main  # noqa: E402
 from tachyon_format.fleet import dataset, layout  # noqa: E402
-from tests.fleet.conftest import write_fleet  # noqa: E402
+from tests.fleet.conftest import write_fleet, write_fleet_to_memory  # noqa: E402
 
 
 def rows(table) -> list:
@@ -115,7 +115,7 @@ def test_a_broken_file_adds_nothing(tmp_path):
 
 def test_fsspec_urls_in_and_out():
     memory = fsspec.filesystem("memory")
-    paths = write_fleet_to_memory(memory, 3)
+    paths = write_fleet_to_memory(3)
     dataset.add("memory://fleet-test/ds", paths, labels={"service": "mem"})
     table = dataset.profiles("memory://fleet-test/ds")
     assert sorted(table.column("source").to_pylist()) == sorted(paths)
@@ -125,19 +125,6 @@ def test_fsspec_urls_in_and_out():
         back = read_back("memory://fleet-test/ds", row)
         assert rows(function_table(back)) == rows(function_table(original))
     memory.rm("/fleet-test", recursive=True)
-
-
-def write_fleet_to_memory(memory, count: int) -> list[str]:
-    from tests.fleet.conftest import generator
-
-    made = generator()
-    urls = []
-    for i, fmt in enumerate(("tachyon", "pprof", "collapsed")[:count]):
-        url = f"memory://fleet-test/in/p{i}.{fmt}"
-        with fsspec.open(url, "wb") as f:
-            tachyon_format.write(made.make_profile(100 + i, 150, num_stacks=20), f, format=fmt)
-        urls.append(url)
-    return urls
 
 
 def test_the_command_line(tmp_path, capsys):

@@ -99,20 +99,22 @@ def profiles_bag(source: Source, *, format: str | None = None) -> db.Bag:
     """A bag with one partition per file (or selected dataset profile) holding its profile
     as per-stack counts (an ordinary :class:`~tachyon_format.Profile`), read lazily on the
     worker."""
-    work = units(source, format)
-    if not work:
-        raise ValueError("no profiles to read")
-    return db.from_sequence(work, npartitions=len(work)).map(Unit.profile)
+    return _units_bag(source, format).map(Unit.profile)
 
 
 def counts_bag(source: Source, *, format: str | None = None) -> db.Bag:
     """A bag with one partition per file (or selected dataset profile) holding its
     :class:`~.partials.StackCounts` (global stack ids, and the dictionary entries they
     need)."""
+    return _units_bag(source, format).map(Unit.stack_counts)
+
+
+def _units_bag(source: Source, format: str | None) -> db.Bag:
+    """The partitions of *source* as a bag of :class:`Unit` s, one per partition."""
     work = units(source, format)
     if not work:
         raise ValueError("no profiles to read")
-    return db.from_sequence(work, npartitions=len(work)).map(Unit.stack_counts)
+    return db.from_sequence(work, npartitions=len(work))
 
 
 def samples_frame(source: Source, *, format: str | None = None):
@@ -160,10 +162,10 @@ def function_table(source: Source, by: By = "function", *, format: str | None = 
                    split_every: int = SPLIT_EVERY, scheduler: Any = None, **options) -> Table:
     """The fleet's whole function table (see :func:`top`)."""
 
-    def partial(profile: Profile) -> FunctionCounts:
-        return FunctionCounts.of_profile(profile, by, **options)
+    def partial(unit: Unit) -> FunctionCounts:  # (read and reduced in one task)
+        return FunctionCounts.of_profile(unit.profile(), by, **options)
 
-    reduced = profiles_bag(source, format=format).map(partial).reduction(
+    reduced = _units_bag(source, format).map(partial).reduction(
         FunctionCounts.combine, FunctionCounts.combine, split_every=split_every)
     (counts,) = dask.compute(reduced, scheduler=scheduler)
     return counts.table()
