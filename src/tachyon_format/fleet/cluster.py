@@ -92,7 +92,7 @@ def units(source: Source, format: str | None = None) -> list[Unit]:
                      partition=row["partition"]) for row in table.to_pylist()]
     if isinstance(source, str | os.PathLike):
         raise TypeError("a source is a list of files or a dataset selection, not one path")
-    return [Unit(os.fspath(path), format) for path in source]
+    return [Unit(os.fspath(path), format) for path in storage.expand(source)]
 
 
 def profiles_bag(source: Source, *, format: str | None = None) -> db.Bag:

@@ -88,7 +88,7 @@ def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
     present = {p.rsplit("/", 1)[-1].removesuffix(".parquet")
                for p in fs.glob(storage.join(root, "profiles", "**", "*.parquet"))}
     added = []
-    for file in files:
+    for file in storage.expand(files):
         outcome = add_file(location, file, manifest=manifest, labels=labels or {},
                            timestamps=timestamps, format=format, present=present,
                            samples_per_batch=samples_per_batch)

@@ -6,12 +6,25 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 
 def is_url(location: str | os.PathLike) -> bool:
     """Whether *location* names a file through an fsspec protocol (``proto://...``)."""
-    return "://" in os.fspath(location) and not os.fspath(location).startswith("file://")
+    return "://" in os.fspath(location)
+
+
+def expand(locations: Iterable[str | os.PathLike]) -> Iterator[str | os.PathLike]:
+    """*locations*, each URL with a wildcard (``s3://bucket/run/*.pb.gz``, which no shell
+    expands) replaced by the URLs it matches, in order; local paths as they are."""
+    for location in locations:
+        text = os.fspath(location)
+        if not is_url(text) or not any(c in text for c in "*?["):
+            yield location
+            continue
+        fs, pattern = filesystem(text)
+        yield from (fs.unstrip_protocol(path) for path in sorted(fs.glob(pattern)))
 
 
 def filesystem(location: str | os.PathLike) -> tuple[Any, str]:
