@@ -50,6 +50,7 @@ def test_python_blocks_run_in_order(tmp_path, monkeypatch):
 def duckdb_views(fleet_dataset):
     duckdb = pytest.importorskip("duckdb", reason="the SQL needs DuckDB (the sql extra)")
     connection = duckdb.connect()
+    connection.execute("SET enable_progress_bar = false")
     with contextlib.chdir(fleet_dataset.parent):  # the page's queries name fleet/...
         connection.execute(SQL[0])
         # (views resolve their paths when queried: materialise them here)
