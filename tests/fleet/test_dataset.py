@@ -158,3 +158,26 @@ def test_a_file_that_fails_half_way_leaves_no_rows(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         dataset.add(tmp_path / "ds", paths, timestamps=True, samples_per_batch=50)
     assert not list((tmp_path / "ds").rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("table", ["samples", "stacks", "frames", "strings"])
+def test_a_damaged_table_file_is_a_format_error(tmp_path, table):
+    paths = write_fleet(tmp_path / "in", 1, seed=6)
+    dataset.add(tmp_path / "ds", paths)
+    (row,) = dataset.profiles(tmp_path / "ds").to_pylist()
+    (part,) = (tmp_path / "ds" / table).rglob("*.parquet")
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])  # truncated: no footer
+    with pytest.raises(tachyon_format.FormatError, match=table):
+        read_back(tmp_path / "ds", row)
+
+
+def test_a_stack_without_its_dictionary_entry_is_a_format_error(tmp_path):
+    paths = write_fleet(tmp_path / "in", 1, seed=8)
+    dataset.add(tmp_path / "ds", paths)
+    (row,) = dataset.profiles(tmp_path / "ds").to_pylist()
+    (part,) = (tmp_path / "ds" / "stacks").rglob("*.parquet")
+    stacks = pq.read_table(part)
+    pq.write_table(stacks.slice(0, len(stacks) // 2), part)  # half the nodes lost
+    with pytest.raises(tachyon_format.FormatError, match="no dictionary entry"):
+        read_back(tmp_path / "ds", row)

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from tachyon_format import _api
 from tachyon_format.analysis.merge import pid_of
+from tachyon_format.errors import FormatError
 from tachyon_format.model import SAMPLES_COUNT, Profile, Samples
 from tachyon_format.model.aggregate import group_count
 
@@ -354,8 +355,13 @@ def load_counts(location: str | os.PathLike, profile_id: str, partition: str) ->
     fs, root = storage.filesystem(location)
     tables = {}
     for table in ("samples", "stacks", "frames", "strings"):
-        with fs.open(layout.part_path(root, table, partition, profile_id), "rb") as f:
-            tables[table] = pq.read_table(f, schema=layout.TABLES[table])
+        path = layout.part_path(root, table, partition, profile_id)
+        try:
+            with fs.open(path, "rb") as f:
+                tables[table] = pq.read_table(f, schema=layout.TABLES[table])
+        except (pa.ArrowException, ValueError) as exc:  # (ArrowInvalid is both)
+            raise FormatError(f"{path}: not a readable {table} table of this layout: {exc}",
+                              path=table) from None
     return stack_counts(**tables)
 
 

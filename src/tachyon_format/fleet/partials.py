@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from tachyon_format.analysis import Table, function_table
 from tachyon_format.analysis.keys import By, fields_of
+from tachyon_format.errors import FormatError
 from tachyon_format.model import (
     SAMPLES_COUNT,
     Frames,
@@ -238,8 +239,8 @@ def _distinct(table: dict[str, np.ndarray], key: str, what: str) -> dict[str, np
 
 
 def _rows_of(sorted_ids: npt.NDArray[np.int64]):
-    """A lookup: ids to their rows in the table keyed by *sorted_ids* (KeyError if one is
-    missing: a dictionary entry a count needs was not written)."""
+    """A lookup: ids to their rows in the table keyed by *sorted_ids* (FormatError if one is
+    missing: a dictionary entry a count needs was not written, or was lost)."""
     order = np.argsort(sorted_ids, kind="stable")
     keys = sorted_ids[order]
 
@@ -248,7 +249,8 @@ def _rows_of(sorted_ids: npt.NDArray[np.int64]):
         at = np.searchsorted(keys, ids)
         at_safe = np.minimum(at, max(keys.size - 1, 0))
         if ids.size and (keys.size == 0 or (keys[at_safe] != ids).any()):
-            raise KeyError("a stack, frame or string id has no dictionary entry")
+            raise FormatError("a stack, frame or string id has no dictionary entry",
+                              path="stacks")
         return order[at_safe]
 
     return rows
