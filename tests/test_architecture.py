@@ -39,6 +39,7 @@ LAYER = {
     "_api": 4,
     "compat": 4,
     "__init__": 5,
+    "fleet": 5,
     "cli": 6,
     "testing": 6,
     "__main__": 7,

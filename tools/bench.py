@@ -727,6 +727,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--reference-python", help="CPython 3.15 (else $TACHYON_REFERENCE_PYTHON)")
     ap.add_argument("--regenerate", action="store_true", help="ignore cached inputs")
     ap.add_argument("--generate-only", action="store_true")
+    ap.add_argument("--fleet", metavar="N", type=int,
+                    help="only the fleet rows (tools/bench/fleet_bench.py): N profiles of "
+                    "--fleet-samples samples as a dataset, the fleet-wide top on 1 and 2 workers")
+    ap.add_argument("--fleet-samples", type=int, default=100_000)
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.repeat is None:
@@ -743,6 +747,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.fleet is not None:  # (needs no reference interpreter)
+        return _bench_module("fleet_bench").main([
+            "--profiles", str(args.fleet), "--samples", str(args.fleet_samples),
+            "--data-dir", str(args.data_dir / "fleet")])
     ref = reference_python(args.reference_python)
     dev = sys.executable
     names = select_inputs(args.inputs, args.quick)

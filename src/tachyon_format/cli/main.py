@@ -10,11 +10,24 @@ from collections.abc import Sequence
 
 import tachyon_format
 
-from . import convert, diff, dump, flamegraph, hints, info, merge, spec, timeline, top, validate
+from . import (
+    convert,
+    dataset,
+    diff,
+    dump,
+    flamegraph,
+    hints,
+    info,
+    merge,
+    spec,
+    timeline,
+    top,
+    validate,
+)
 from . import slice as slice_
 
 SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline,
-               spec)
+               spec, dataset)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

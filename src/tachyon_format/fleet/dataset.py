@@ -1,0 +1,384 @@
+"""A fleet's profiles as one Parquet dataset (layout: :mod:`.layout`, docs/fleet.md).
+
+:func:`add` appends profiles one file at a time, in memory bounded by one file: a Tachyon
+file is decoded in batches (``tachyon_format.iter_batches``) and counted per (stack, thread,
+status) as it goes; other formats are read whole (``read(..., aggregate=True)`` unless the
+timestamps are kept). :func:`profiles` lists what a dataset holds, :func:`load_counts` reads
+one profile's tables back as a :class:`~.partials.StackCounts` (the unit of work of the
+fleet-wide aggregations in :mod:`.cluster`), :func:`summary` says what is in it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from tachyon_format import _api
+from tachyon_format.analysis.merge import pid_of
+from tachyon_format.errors import FormatError
+from tachyon_format.model import SAMPLES_COUNT, Profile, Samples
+from tachyon_format.model.aggregate import group_count
+
+from . import layout, storage
+from .ids import frame_ids, stack_ids, string_ids
+from .partials import StackCounts
+from .tables import dictionary_tables, sample_rows, stack_counts
+
+COMPACT_ROWS = 1 << 22
+"""Counted rows gathered from batches before they are grouped again (bounds the memory of a
+file with many batches)."""
+
+
+@dataclass(frozen=True)
+class Added:
+    """One file :func:`add` handled: its ``profile_id``, partition, sample count, and
+    whether it was already in the dataset (then nothing was written)."""
+
+    source: str
+    profile_id: str
+    partition: str
+    num_samples: int
+    skipped: bool = False
+
+
+def open_manifest(location: str | os.PathLike,
+                  partition_by: Sequence[str] | None = None) -> layout.Manifest:
+    """The manifest of the dataset at *location*, written first if there is none (with
+    *partition_by*, default ``date, service``); ValueError if *partition_by* is given and
+    differs from the existing dataset's."""
+    fs, root = storage.filesystem(location)
+    path = storage.join(root, layout.MANIFEST)
+    if fs.exists(path):
+        with fs.open(path, "rb") as f:
+            manifest = layout.Manifest.from_json(f.read().decode("utf-8"))
+        if partition_by is not None and tuple(partition_by) != manifest.partition_by:
+            raise ValueError(f"the dataset is partitioned by {', '.join(manifest.partition_by)}"
+                             f", not {', '.join(partition_by)}")
+        return manifest
+    manifest = layout.Manifest(tuple(layout.check_key(k) for k in (
+        partition_by if partition_by is not None else layout.DEFAULT_PARTITION_BY)))
+    fs.makedirs(root, exist_ok=True)
+    with fs.open(path, "wb") as f:
+        f.write(manifest.to_json().encode("utf-8"))
+    return manifest
+
+
+def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
+        labels: Mapping[str, str] | None = None, timestamps: bool = False,
+        partition_by: Sequence[str] | None = None, format: str | None = None,
+        samples_per_batch: int = 1_000_000) -> list[Added]:
+    """Add every file of *files* (paths or URLs, any format the library reads) to the
+    dataset at *location* (created if new), one at a time. *labels* (e.g. ``service``,
+    ``deploy``, ``host``) go with every file and choose its partition (``date`` defaults to
+    the profile's start, else today, in UTC). ``timestamps=True`` writes one row per sample
+    with its time where the format has one, instead of one row per (stack, thread,
+    status). A file already in the dataset (same bytes) is skipped."""
+    manifest = open_manifest(location, partition_by)
+    fs, root = storage.filesystem(location)
+    present = {p.rsplit("/", 1)[-1].removesuffix(".parquet")
+               for p in fs.glob(storage.join(root, "profiles", "**", "*.parquet"))}
+    added = []
+    for file in storage.expand(files):
+        outcome = add_file(location, file, manifest=manifest, labels=labels or {},
+                           timestamps=timestamps, format=format, present=present,
+                           samples_per_batch=samples_per_batch)
+        present.add(outcome.profile_id)
+        added.append(outcome)
+    return added
+
+
+def add_file(location: str | os.PathLike, file: str | os.PathLike, *,
+             manifest: layout.Manifest, labels: Mapping[str, str], timestamps: bool = False,
+             format: str | None = None, present: set[str] | frozenset = frozenset(),
+             samples_per_batch: int = 1_000_000) -> Added:
+    """Add one file (see :func:`add`)."""
+    fs, root = storage.filesystem(location)
+    source = storage.read_source(file)
+    name = storage.display_name(file)
+    profile_id = content_id(source)
+    if profile_id in present:
+        return Added(name, profile_id, "", 0, skipped=True)
+    batches = _batches(source, format, timestamps, samples_per_batch)
+    pending: list[dict[str, np.ndarray]] = []
+    last: Profile | None = None
+    ids_for: tuple[int, np.ndarray] | None = None
+    writer = stream = None
+    num_rows = 0
+    try:
+        for batch in batches:
+            last = batch
+            counted = _count_columns(batch)
+            pending.append(counted)
+            if sum(c["count"].size for c in pending) > COMPACT_ROWS:
+                pending = [_regroup(pending)]
+            if timestamps:
+                ids_for = _ids(batch, ids_for)
+                rows = _timeline_rows(profile_id, batch, ids_for[1])
+                if writer is None:
+                    stream, writer = _open_writer(fs, root, manifest, labels, batch,
+                                                  profile_id)
+                writer.write_table(rows)
+                num_rows += len(rows)
+        if last is None:  # (a file without samples gives no batch: its tables alone)
+            last = _api.read(source, format=format, aggregate=True)
+            pending.append(_count_columns(last))
+        counts = _stack_counts(last, _regroup(pending))
+        partition = layout.partition_dir(manifest, _partition_labels(labels, last))
+        if writer is not None:
+            writer.close()
+            stream.close()
+            writer = None
+        else:
+            num_rows = counts.counts["count"].size
+            _write(fs, layout.part_path(root, "samples", partition, profile_id),
+                   sample_rows(profile_id, counts.counts))
+        for table, rows in dictionary_tables(counts).items():
+            _write(fs, layout.part_path(root, table, partition, profile_id), rows)
+        _write(fs, layout.part_path(root, "profiles", partition, profile_id),
+               _profile_row(profile_id, name, source, format, labels, last, counts, num_rows))
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            stream.close()
+        _remove_parts(fs, root, profile_id)  # (what was written of a file that failed)
+        raise
+    return Added(name, profile_id, partition, counts.num_samples)
+
+
+def _remove_parts(fs, root: str, profile_id: str) -> None:
+    for table in ("samples", "stacks", "frames", "strings"):
+        for path in fs.glob(storage.join(root, table, "**", f"{profile_id}.parquet")):
+            fs.rm(path)
+
+
+def content_id(source: str | os.PathLike | bytes) -> str:
+    """The profile id: 16 hex digits of BLAKE2b-64 over the file's bytes (read in blocks)."""
+    digest = hashlib.blake2b(digest_size=8)
+    if isinstance(source, bytes | bytearray | memoryview):
+        digest.update(source)
+    else:
+        with open(source, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _batches(source, format: str | None, timestamps: bool,
+             samples_per_batch: int) -> Iterator[Profile]:
+    """The profile in batches: a Tachyon file decoded a batch at a time, others read whole
+    (as per-stack counts unless the timestamps are kept)."""
+    name = format or _api.sniff(source)
+    if name == "tachyon":
+        yield from _api.iter_batches(source, format="tachyon",
+                                     samples_per_batch=samples_per_batch)
+    else:
+        yield _api.read(source, format=format, aggregate=not timestamps)
+
+
+def _count_columns(batch: Profile) -> dict[str, np.ndarray]:
+    """One batch counted per (stack row, thread row, status)."""
+    samples = batch.samples
+    weight = np.asarray(batch.sample_counts(), np.int64)
+    status = (samples.status.astype(np.int16) if samples.status is not None
+              else np.full(len(samples), -1, np.int16))
+    grouped, count = group_count({"stack": samples.stack.astype(np.int64),
+                                  "thread": samples.thread.astype(np.int64),
+                                  "status": status}, weight)
+    return {**grouped, "count": count}
+
+
+def _regroup(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    joined = {k: np.concatenate([p[k] for p in parts]) for k in ("stack", "thread", "status")}
+    grouped, count = group_count(joined, np.concatenate([p["count"] for p in parts]))
+    return {**grouped, "count": count}
+
+
+def _stack_counts(last: Profile, counted: dict[str, np.ndarray]) -> StackCounts:
+    """The counts of the whole file: the last batch's tables (which hold every stack and
+    thread seen) with the counted rows as its samples."""
+    status = counted["status"]
+    samples = Samples(stack=counted["stack"].astype(np.int32),
+                      thread=counted["thread"].astype(np.int32),
+                      status=None if (status < 0).any() else status.astype(np.uint8),
+                      values=counted["count"][:, None])
+    return StackCounts.of_profile(replace(last, samples=samples,
+                                          meta=replace(last.meta, sample_types=(
+                                              SAMPLES_COUNT,), default_sample_type=None)))
+
+
+def _ids(batch: Profile, done: tuple[int, np.ndarray] | None) -> tuple[int, np.ndarray]:
+    """The stack ids of *batch*'s tree, computed again only when the tree has grown."""
+    if done is not None and done[0] == len(batch.stacks):
+        return done
+    frames = frame_ids(batch, string_ids(batch.strings.raws()))
+    return len(batch.stacks), stack_ids(batch.stacks, frames)
+
+
+def _timeline_rows(profile_id: str, batch: Profile, ids: np.ndarray) -> pa.Table:
+    """One ``samples`` row per sample of *batch*, with its timestamp where it has one."""
+    samples = batch.samples
+    keep = samples.stack >= 0
+    thread = samples.thread.astype(np.int64)[keep]
+    known = (thread >= 0) & (thread < len(batch.threads))
+    safe = np.where(known, thread, 0)
+    threads = batch.threads
+    columns = {
+        "stack_id": ids[samples.stack[keep].astype(np.int64)],
+        "interpreter_id": (np.where(known, threads.interpreter_id[safe].astype(np.int64), -1)
+                           if len(threads) else np.full(thread.size, -1, np.int64)),
+        "thread_id": (np.where(known, threads.thread_id[safe], 0).astype(np.uint64)
+                      if len(threads) else np.zeros(thread.size, np.uint64)),
+        "status": (samples.status[keep].astype(np.int16) if samples.status is not None
+                   else np.full(thread.size, -1, np.int16)),
+        "count": np.asarray(batch.sample_counts(), np.int64)[keep],
+    }
+    stamps = samples.timestamp_us[keep] if samples.timestamp_us is not None else None
+    return sample_rows(profile_id, columns, stamps)
+
+
+def _open_writer(fs, root: str, manifest: layout.Manifest, labels, batch: Profile,
+                 profile_id: str):
+    partition = layout.partition_dir(manifest, _partition_labels(labels, batch))
+    path = layout.part_path(root, "samples", partition, profile_id)
+    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    stream = fs.open(path, "wb")
+    return stream, pq.ParquetWriter(stream, layout.SAMPLES)
+
+
+def _write(fs, path: str, table: pa.Table) -> None:
+    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    with fs.open(path, "wb") as f:
+        pq.write_table(table, f)
+
+
+def _partition_labels(labels: Mapping[str, str], profile: Profile) -> dict[str, str]:
+    """*labels*, with ``date`` (UTC) from the profile's start, else today, when not given."""
+    out = dict(labels)
+    if "date" not in out:
+        when = (profile.meta.time_ns / 1e9 if profile.meta.time_ns is not None
+                else time.time())
+        out["date"] = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
+    return out
+
+
+def _profile_row(profile_id: str, name: str, source, format: str | None,
+                 labels: Mapping[str, str], profile: Profile, counts: StackCounts,
+                 num_rows: int) -> pa.Table:
+    meta = profile.meta
+    try:
+        facts: Any = _api.info(profile)
+    except ValueError:
+        facts = None
+    pid = labels.get("pid")
+    row = {
+        "profile_id": profile_id, "source": name,
+        "format": format or _api.sniff(source) or _format_from_extras(profile),
+        "host": labels.get("host"),
+        "pid": int(pid) if pid is not None else pid_of(name),
+        "labels": list(dict(labels).items()),
+        "num_samples": counts.num_samples, "num_rows": num_rows,
+        "period_type": (f"{meta.period_type.type}/{meta.period_type.unit}"
+                        if meta.period_type is not None else None),
+        "period": meta.period, "time_ns": meta.time_ns, "duration_ns": meta.duration_ns,
+        "added_ns": time.time_ns(),
+        "info": json.dumps(facts, default=str, sort_keys=True) if facts is not None else None,
+    }
+    return pa.Table.from_pylist([row], schema=layout.PROFILES)
+
+
+def _format_from_extras(profile: Profile) -> str | None:
+    return next(iter(profile.extras), None)
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def profiles(location: str | os.PathLike, where: Mapping[str, str] | None = None) -> pa.Table:
+    """The ``profiles`` table (with a column per partition key), only the rows whose
+    partition values or labels equal *where*'s."""
+    manifest = open_existing(location)
+    fs, root = storage.filesystem(location)
+    schema = pa.schema([(k, pa.string()) for k in manifest.partition_by])
+    paths = fs.glob(storage.join(root, "profiles", "**", "*.parquet"))
+    if not paths:
+        return pa.Table.from_pylist([], schema=layout.PROFILES.append(
+            pa.field("partition", pa.string())))
+    full = pa.schema([*layout.PROFILES, *schema])
+    found = pads.dataset(paths, schema=full, filesystem=fs, format="parquet",
+                         partitioning=pads.partitioning(schema, flavor="hive"),
+                         partition_base_dir=storage.join(root, "profiles"))
+    table = found.to_table()
+    parts = [layout.partition_dir(manifest, dict(zip(manifest.partition_by, values,
+                                                     strict=True)))
+             for values in zip(*(table.column(k).to_pylist() for k in manifest.partition_by),
+                               strict=True)] if manifest.partition_by else [""] * len(table)
+    table = table.append_column("partition", pa.array(parts, pa.string()))
+    if where:
+        keep = [_matches(row, where, manifest.partition_by) for row in table.select(
+            ["labels", *manifest.partition_by]).to_pylist()]
+        table = table.filter(pa.array(keep, pa.bool_()))
+    return table
+
+
+def _matches(row: dict, where: Mapping[str, str], keys: Sequence[str]) -> bool:
+    labels = dict(row["labels"] or [])
+    for key, value in where.items():
+        have = row[key] if key in keys else labels.get(key)
+        if have != value:
+            return False
+    return True
+
+
+def open_existing(location: str | os.PathLike) -> layout.Manifest:
+    """The manifest of an existing dataset; ValueError if *location* holds none."""
+    fs, root = storage.filesystem(location)
+    path = storage.join(root, layout.MANIFEST)
+    if not fs.exists(path):
+        raise ValueError(f"{location}: not a profile dataset (no {layout.MANIFEST})")
+    with fs.open(path, "rb") as f:
+        return layout.Manifest.from_json(f.read().decode("utf-8"))
+
+
+def load_counts(location: str | os.PathLike, profile_id: str, partition: str) -> StackCounts:
+    """The counts and dictionaries of one profile of the dataset (its four table files)."""
+    fs, root = storage.filesystem(location)
+    tables = {}
+    for table in ("samples", "stacks", "frames", "strings"):
+        path = layout.part_path(root, table, partition, profile_id)
+        try:
+            with fs.open(path, "rb") as f:
+                tables[table] = pq.read_table(f, schema=layout.TABLES[table])
+        except (pa.ArrowException, ValueError) as exc:  # (ArrowInvalid is both)
+            raise FormatError(f"{path}: not a readable {table} table of this layout: {exc}",
+                              path=table) from None
+    return stack_counts(**tables)
+
+
+def summary(location: str | os.PathLike) -> dict[str, Any]:
+    """What the dataset holds: layout version, partition keys, profiles and samples, per
+    partition and per format."""
+    manifest = open_existing(location)
+    table = profiles(location)
+    rows = table.select(["partition", "format", "num_samples", "num_rows"]).to_pylist()
+    per_partition: dict[str, dict[str, int]] = {}
+    per_format: dict[str, int] = {}
+    for row in rows:
+        part = per_partition.setdefault(row["partition"], {"profiles": 0, "samples": 0})
+        part["profiles"] += 1
+        part["samples"] += row["num_samples"]
+        per_format[row["format"] or "?"] = per_format.get(row["format"] or "?", 0) + 1
+    return {"version": manifest.version, "partition_by": list(manifest.partition_by),
+            "profiles": len(rows), "samples": sum(r["num_samples"] for r in rows),
+            "rows": sum(r["num_rows"] for r in rows), "partitions": per_partition,
+            "formats": per_format}

@@ -1,0 +1,183 @@
+"""fleet/dataset.py: files of every format become dataset rows that read back as the same
+analysis; Tachyon files are read in batches with the same result; fsspec URLs; bad input
+and bad requests fail cleanly, leaving no half-added profile."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pq = pytest.importorskip("pyarrow.parquet", reason="the fleet dataset needs pyarrow")
+fsspec = pytest.importorskip("fsspec", reason="URLs need fsspec (the fleet extra)")
+
+import tachyon_format  # noqa: E402
+from tachyon_format.analysis import function_table  # noqa: E402
+from tachyon_format.cli.main import main  # noqa: E402
+from tachyon_format.fleet import dataset, layout  # noqa: E402
+from tests.fleet.conftest import write_fleet, write_fleet_to_memory  # noqa: E402
+
+
+def rows(table) -> list:
+    return sorted(table.rows())
+
+
+def read_back(location, row) -> object:
+    return dataset.load_counts(location, row["profile_id"], row["partition"]).to_profile()
+
+
+def test_every_format_reads_back_with_the_same_tables(tmp_path):
+    paths = write_fleet(tmp_path / "in", 5, seed=1)
+    added = dataset.add(tmp_path / "ds", paths, labels={"service": "api"})
+    assert [a.skipped for a in added] == [False] * 5
+    table = dataset.profiles(tmp_path / "ds")
+    assert sorted(table.column("format").to_pylist()) == sorted(
+        ["tachyon", "pprof", "collapsed", "speedscope", "jsonl"])
+    for row in table.to_pylist():
+        original = tachyon_format.read(row["source"])
+        back = read_back(tmp_path / "ds", row)
+        assert rows(function_table(back, "line")) == rows(function_table(original, "line"))
+        assert row["num_samples"] == int(original.sample_counts().sum())
+        assert row["partition"].endswith("/service=api")
+
+
+def test_batches_give_the_same_rows_and_timestamps_are_kept(tmp_path):
+    (path,) = write_fleet(tmp_path / "in", 1, seed=3, num_samples=500)
+    dataset.add(tmp_path / "whole", [path])
+    dataset.add(tmp_path / "batched", [path], samples_per_batch=7)
+    dataset.add(tmp_path / "timeline", [path], samples_per_batch=64, timestamps=True)
+    tables = {name: dataset.profiles(tmp_path / name).to_pylist()[0]
+              for name in ("whole", "batched", "timeline")}
+    backs = {name: read_back(tmp_path / name, row) for name, row in tables.items()}
+    reference = rows(function_table(tachyon_format.read(path), "line"))
+    assert all(rows(function_table(b, "line")) == reference for b in backs.values())
+    original = tachyon_format.read(path)
+    (sample_file,) = (tmp_path / "timeline" / "samples").rglob("*.parquet")
+    written = pq.read_table(sample_file)
+    assert written.num_rows == len(original.samples)  # one row per sample
+    assert pq.ParquetFile(sample_file).num_row_groups == -(-len(original.samples) // 64)
+    assert written.column("timestamp_us").to_pylist() == original.samples.timestamp_us.tolist()
+    assert written.column("status").to_pylist() == original.samples.status.tolist()
+    assert tables["whole"]["num_rows"] == tables["batched"]["num_rows"] < written.num_rows
+
+
+def test_the_same_file_is_added_once(tmp_path):
+    paths = write_fleet(tmp_path / "in", 2, seed=7)
+    dataset.add(tmp_path / "ds", paths)
+    again = dataset.add(tmp_path / "ds", [*paths, paths[0]])
+    assert [a.skipped for a in again] == [True, True, True]
+    assert len(dataset.profiles(tmp_path / "ds")) == 2
+
+
+def test_labels_choose_the_partition_and_are_kept(tmp_path):
+    (path,) = write_fleet(tmp_path / "in", 1, seed=9)
+    renamed = tmp_path / "in" / "run_4242.bin"
+    (tmp_path / "in" / "worker_9.bin").rename(renamed)
+    dataset.add(tmp_path / "ds", [renamed], partition_by=("service", "deploy"),
+                labels={"service": "web", "deploy": "v7", "host": "h1"})
+    (row,) = dataset.profiles(tmp_path / "ds", {"deploy": "v7", "host": "h1"}).to_pylist()
+    assert row["partition"] == "service=web/deploy=v7"
+    assert (row["host"], row["pid"]) == ("h1", 4242)
+    assert dict(row["labels"])["deploy"] == "v7"
+    assert json.loads(row["info"])["sample_count"] == row["num_samples"]
+    assert len(dataset.profiles(tmp_path / "ds", {"deploy": "v8"})) == 0
+    with pytest.raises(ValueError, match="partitioned by service, deploy"):
+        dataset.add(tmp_path / "ds", [renamed], partition_by=("date",))
+
+
+@pytest.mark.parametrize("labels", [{"service": "a/b"}, {"service": ""}, {"service": "x y"}])
+def test_a_partition_value_that_would_change_the_path_is_refused(tmp_path, labels):
+    (path,) = write_fleet(tmp_path / "in", 1, seed=2)
+    with pytest.raises(ValueError, match="cannot be a partition value"):
+        dataset.add(tmp_path / "ds", [path], labels=labels)
+    assert not list((tmp_path / "ds").rglob("*.parquet"))
+
+
+def test_another_layout_version_is_refused(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / layout.MANIFEST).write_text(json.dumps(
+        {"layout": layout.LAYOUT, "version": 99, "partition_by": []}))
+    with pytest.raises(ValueError, match="version 99"):
+        dataset.profiles(tmp_path / "ds")
+    with pytest.raises(ValueError, match="not a profile dataset"):
+        dataset.profiles(tmp_path / "nothing")
+
+
+def test_a_broken_file_adds_nothing(tmp_path):
+    (good,) = write_fleet(tmp_path / "in", 1, seed=4, num_samples=300)
+    data = (tmp_path / "in" / good).read_bytes()
+    broken = tmp_path / "in" / "broken.bin"
+    broken.write_bytes(data[: len(data) // 2])
+    with pytest.raises(tachyon_format.FormatError):
+        dataset.add(tmp_path / "ds", [broken])
+    assert len(dataset.profiles(tmp_path / "ds")) == 0
+
+
+def test_fsspec_urls_in_and_out():
+    memory = fsspec.filesystem("memory")
+    paths = write_fleet_to_memory(3)
+    dataset.add("memory://fleet-test/ds", ["memory://fleet-test/in/p*"],
+                labels={"service": "mem"})  # (a wildcard URL: the files it matches)
+    table = dataset.profiles("memory://fleet-test/ds")
+    sources = table.column("source").to_pylist()  # (as fsspec spells the matches)
+    assert sorted(s.rsplit("/", 1)[1] for s in sources) == sorted(
+        p.rsplit("/", 1)[1] for p in paths)
+    for row in table.to_pylist():
+        with fsspec.open(row["source"], "rb") as f:
+            original = tachyon_format.read(f.read())
+        back = read_back("memory://fleet-test/ds", row)
+        assert rows(function_table(back)) == rows(function_table(original))
+    memory.rm("/fleet-test", recursive=True)
+
+
+def test_the_command_line(tmp_path, capsys):
+    paths = write_fleet(tmp_path / "in", 3, seed=11)
+    assert main(["dataset", "add", str(tmp_path / "ds"), *paths, "--label", "service=cli",
+                 "--label", "date=2026-02-03"]) == 0
+    assert "3 profiles added" in capsys.readouterr().err
+    assert main(["dataset", "info", str(tmp_path / "ds"), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["profiles"] == 3
+    assert list(facts["partitions"]) == ["date=2026-02-03/service=cli"]
+    assert facts["samples"] == sum(int(tachyon_format.read(p).sample_counts().sum())
+                                   for p in paths)
+    assert main(["dataset", "add", str(tmp_path / "ds"), paths[0], "--label", "nokey"]) == 1
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert facts["rows"] > 0
+
+
+def test_a_file_that_fails_half_way_leaves_no_rows(tmp_path, monkeypatch):
+    paths = write_fleet(tmp_path / "in", 1, seed=5, num_samples=400)
+    real = dataset.dictionary_tables
+
+    def failing(counts):  # the samples are written by now; the dictionaries fail
+        real(counts)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(dataset, "dictionary_tables", failing)
+    with pytest.raises(OSError, match="disk full"):
+        dataset.add(tmp_path / "ds", paths, timestamps=True, samples_per_batch=50)
+    assert not list((tmp_path / "ds").rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("table", ["samples", "stacks", "frames", "strings"])
+def test_a_damaged_table_file_is_a_format_error(tmp_path, table):
+    paths = write_fleet(tmp_path / "in", 1, seed=6)
+    dataset.add(tmp_path / "ds", paths)
+    (row,) = dataset.profiles(tmp_path / "ds").to_pylist()
+    (part,) = (tmp_path / "ds" / table).rglob("*.parquet")
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])  # truncated: no footer
+    with pytest.raises(tachyon_format.FormatError, match=table):
+        read_back(tmp_path / "ds", row)
+
+
+def test_a_stack_without_its_dictionary_entry_is_a_format_error(tmp_path):
+    paths = write_fleet(tmp_path / "in", 1, seed=8)
+    dataset.add(tmp_path / "ds", paths)
+    (row,) = dataset.profiles(tmp_path / "ds").to_pylist()
+    (part,) = (tmp_path / "ds" / "stacks").rglob("*.parquet")
+    stacks = pq.read_table(part)
+    pq.write_table(stacks.slice(0, len(stacks) // 2), part)  # half the nodes lost
+    with pytest.raises(tachyon_format.FormatError, match="no dictionary entry"):
+        read_back(tmp_path / "ds", row)
