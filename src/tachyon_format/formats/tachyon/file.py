@@ -35,7 +35,7 @@ from .tables import Layout, read_frames, read_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
-KEEP_REGION = 64 << 20
+KEEP_REGION = 16 << 20
 """A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
 a larger one is decompressed again as it is decoded (memory stays bounded)."""
 

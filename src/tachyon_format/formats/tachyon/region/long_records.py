@@ -27,7 +27,7 @@ from .records import REPEAT, RecordBatch, RegionFacts
 
 PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
 EMPTY_REPEAT_SIZE = PREFIX_SIZE + 1  # a REPEAT whose count (one byte, 0) lists nothing
-LONG_TAIL = 1 << 20
+LONG_TAIL = 1 << 18
 """An incomplete record longer than this can only be a REPEAT (any other is at most
 13 + 10 + 1 + 3 * 5 + 256 * 5 bytes)."""
 
