@@ -121,7 +121,7 @@ def duplicate(g: Golden, rng: random.Random) -> bytes:
     b = g.offsets[min(i + rng.randrange(1, 4), len(g.offsets) - 1)] if g.offsets else 0
     if b <= a:
         b = len(g.region)
-    return embed(g, g.region[:b] + g.region[a:b] * rng.choice([1, 2, 100, 5000]) + g.region[b:])
+    return embed(g, g.region[:b] + g.region[a:b] * rng.choice([1, 2, 50]) + g.region[b:])
 
 
 def full_record(g: Golden, rng: random.Random) -> bytes:
@@ -142,8 +142,8 @@ def huge_repeat(g: Golden, rng: random.Random) -> bytes:
     """A REPEAT claiming many entries, backed by zero entries or not."""
     at = _record(g, rng)
     tid, iid = struct.unpack_from("<QI", g.region, at) if len(g.region) >= at + 12 else (1, 0)
-    count = rng.choice([2**16, 2**20, 2**31, 2**32 - 1])
-    backed = rng.choice([0, count // 2, count]) if count <= 2**20 else 0
+    count = rng.choice([2**12, 2**16, 2**31, 2**32 - 1])
+    backed = rng.choice([0, count // 2, count]) if count <= 2**16 else 0
     rec = struct.pack("<QIB", tid, iid, 0) + uleb(count) + bytes(2 * backed)
     return embed(g, g.region[:at] + rec + g.region[at:])
 

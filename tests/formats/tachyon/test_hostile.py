@@ -22,6 +22,8 @@ from tachyon_format.errors import LimitError
 from tachyon_format.formats.tachyon import zstd
 from tests.formats.tachyon import hostile_files as hostile
 from tests.formats.tachyon import mutations
+from tests.helpers.docs_pages import links_resolve, run_examples
+from tests.helpers.paths import REPO
 
 MIB = 1 << 20
 NO_PROGRESS = ("zstd decompression error: Operation made no progress over multiple calls, due"
@@ -259,3 +261,10 @@ def test_mutated_goldens_give_format_errors_or_profiles_in_bounds(path, rng, ste
         assert bounds.peak < allowed, (verb, bounds.peak, allowed)
         if verb == "validate":
             assert isinstance(result, list)
+
+
+def test_the_limits_page_examples_run(tmp_path, monkeypatch):
+    page = REPO / "docs" / "format" / "limits.md"
+    monkeypatch.chdir(tmp_path)
+    run_examples(page, tmp_path)
+    links_resolve(page)

@@ -201,16 +201,15 @@ def open_file(
     source: Source, *, tables: bool = True, legacy_layouts: bool = True,
     max_region_size: int = MAX_DECOMPRESSED_SIZE,
 ) -> TachyonFile:
-    """Check and parse everything but the sample region (docs/format/reader.md#checks-at-open,
-    checks 1-20 but 14).
+    """Check and parse everything but the sample region's records
+    (docs/format/reader.md#checks-at-open, checks 1-20).
 
-    *max_region_size*: the most a zstd sample region may decompress to
-    (docs/format/limits.md).
-
-    ``tables=False`` leaves the string and frame tables (and their count checks) for
-    :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`: O(1) in the
-    file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2, as CPython
-    does.
+    A zstd region is decompressed once (:meth:`TachyonFile.region_size`), in CPython's order
+    (check 14, before the tables), up to *max_region_size* bytes (docs/format/limits.md).
+    ``tables=False`` skips that and leaves the string and frame tables (and their count
+    checks) for :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`:
+    O(1) in the file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2,
+    as CPython does.
     """
     data, name, mapping = _load(source)
     try:
@@ -218,6 +217,7 @@ def open_file(
         meta.name, meta.mapping = name, mapping
         meta.max_region_size = max_region_size
         if tables:
+            meta.region_size()  # zstd: CPython decompresses (check 14) before the tables
             meta.load_tables()
         return meta
     except BaseException:

@@ -162,11 +162,13 @@ def _with_last(chunks) -> Iterator[tuple[Any, bool]]:
 
 
 def _sample_capacity(meta: TachyonFile, max_samples: int) -> int:
-    """Rows to reserve: the header's count, but never more than the region could hold
-    (every sample takes at least 2 bytes) or the limit, so a corrupt header cannot force a
-    huge allocation."""
+    """Rows to reserve: the header's count if the region could hold that many (every
+    sample takes at least 2 bytes) and it is within the limit; a header that claims more
+    than the region holds is wrong, and the columns grow as samples come instead."""
     region_bound = meta.region_size() // spec.MIN_REPEAT_ENTRY_SIZE
-    return int(min(meta.sample_count, region_bound, max_samples))
+    if meta.sample_count > region_bound:
+        return min(region_bound, 1 << 16)
+    return int(min(meta.sample_count, max_samples))
 
 
 def _check_declared_samples(meta: TachyonFile, max_samples: int) -> None:

@@ -65,7 +65,7 @@ def iter_decompress(
     limit is enforced before the excess is produced. Like CPython's reader, it refuses any
     output when the first frame declares a content size of 0 (an empty frame, or a
     skippable one): CPython sizes its output buffer from that declaration and doubles it
-    when full, so from 0 it never grows (docs/format/limits.md#zstd).
+    when full, so from 0 it never grows (docs/format/limits.md#zstd-regions).
     """
     view = memoryview(data)
     if not _frame_header_complete(view):  # what CPython's ZSTD_getFrameContentSize rejects
