@@ -268,3 +268,15 @@ def test_the_limits_page_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run_examples(page, tmp_path)
     links_resolve(page)
+
+
+def test_a_zstd_error_comes_before_the_table_checks_as_in_cpython():
+    """Found by the differential test: CPython decompresses the region at open, before it
+    parses the tables."""
+    record = hostile.prefix(1, 0, 1) + b"\x00\x00\x01\x00"
+    data = bytearray(hostile.tachyon_file(hostile.zstd_frame(record)[:-3], sample_count=1))
+    data[-32:-28] = (2**32 - 1).to_bytes(4, "little")  # string count beyond the file
+    for verb in READING:
+        assert_error(verb, bytes(data), "Incomplete zstd frame: data may be truncated")
+    assert tachyon_format.info(hostile.tachyon_file(hostile.zstd_frame(record)[:-3],
+                                                    sample_count=1))["sample_count"] == 1
