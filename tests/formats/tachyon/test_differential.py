@@ -56,6 +56,18 @@ def ours(data: bytes) -> dict:
     return {"ok": hashlib.sha256(out.getvalue().encode()).hexdigest()}
 
 
+def verdict(result: dict) -> dict:
+    """A verdict to compare: CPython's version message names the running interpreter, ours
+    the format version this reader supports (docs/format/limits.md#differences-from-cpython):
+    only the part about the file is compared."""
+    error = result.get("error")
+    if error is None:
+        return {"ok": result["ok"]}
+    if error.startswith("Binary file was created with"):
+        error = error.partition(", but this ")[0]
+    return {"error": error}
+
+
 def theirs(paths: list) -> list[dict]:
     done = run_reference(_DRIVER, str(REPO / "tools"), input="\n".join(map(str, paths)))
     return [json.loads(line) for line in done.stdout.splitlines()]
@@ -81,7 +93,7 @@ def test_mutated_files_read_as_cpython_reads_them(seed, tmp_path):
     differences = []
     for path, data, cpython in zip(paths, files, expected, strict=True):
         got = ours(data)
-        if got != {k: v for k, v in cpython.items() if k != "type"}:
+        if verdict(got) != verdict(cpython):
             differences.append((path.name, got, cpython))
     accepted = sum("ok" in e for e in expected)
     assert 0 < accepted < len(files)  # (mutations that CPython accepts and refuses, both)
