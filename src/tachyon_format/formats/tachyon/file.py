@@ -222,7 +222,9 @@ def open_file(
         return meta
     except BaseException:
         if mapping is not None:
-            mapping.close()
+            # the error's traceback may still view the mapping: the GC unmaps it then
+            with contextlib.suppress(BufferError):
+                mapping.close()
         raise
 
 
