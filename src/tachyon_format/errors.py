@@ -37,3 +37,13 @@ class FormatError(ValueError):
         if self.path:
             where.append(self.path)
         return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class LimitError(FormatError):
+    """A file that may well be valid is larger than a configurable limit of the reader
+    (``limit`` names the keyword argument that raises it, ``value`` its value)."""
+
+    def __init__(self, message: str, *, limit: str, value: int, **where) -> None:
+        self.limit = limit
+        self.value = value
+        super().__init__(message, **where)

@@ -133,6 +133,9 @@ PROSE_PAGES = (
     ProsePage("writer.md", "CPython's writer",
               "BinaryWriter: API, argument conversion, states and limits, counters, "
               "buffering and finalize, settings"),
+    ProsePage("limits.md", "Limits and hostile input",
+              "what the reader checks before it allocates, the limits that can be raised "
+              "(max_region_size, max_samples), and where it differs from CPython's reader"),
     ProsePage("layout-history.md", "Layout history",
               "layouts L1, L2 and L3 under format_version 1, and how to sniff them"),
     ProsePage("cpython-python-layer.md", "CPython's Python layer",

@@ -28,11 +28,16 @@ from tachyon_format.schema.primitives import (
 )
 
 from . import zstd
+from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats
 from .tables import Layout, read_frames, read_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
+
+KEEP_REGION = 16 << 20
+"""A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
+a larger one is decompressed again as it is decoded (memory stays bounded)."""
 
 @dataclass
 class TachyonFile:
@@ -49,7 +54,10 @@ class TachyonFile:
     name: str = ""
     mapping: mmap.mmap | None = field(default=None, repr=False)
     """The memory map of the file when it was opened by path (closed by :meth:`close`)."""
+    max_region_size: int = MAX_DECOMPRESSED_SIZE
+    """The most a zstd sample region may decompress to (CPython's reader: 2**30 bytes)."""
     _region: bytes | None = field(default=None, repr=False)
+    _region_size: int | None = field(default=None, repr=False)
 
     # -- header-level facts -----------------------------------------------------------
     @property
@@ -118,7 +126,8 @@ class TachyonFile:
         raw = memoryview(self.data)[start:end] if self._region is None else memoryview(
             self._region)
         if self.compressed and self._region is None:
-            yield from zstd.iter_decompress(raw, chunk_size=chunk_size, file_offset=start)
+            yield from zstd.iter_decompress(raw, chunk_size=chunk_size, file_offset=start,
+                                            limit=self.max_region_size)
         else:
             for offset in range(0, len(raw), chunk_size):
                 yield raw[offset : offset + chunk_size]
@@ -129,8 +138,26 @@ class TachyonFile:
             return self._region
         start, end = self.region_span
         if self.compressed:
-            return zstd.decompress(memoryview(self.data)[start:end])
+            return zstd.decompress(memoryview(self.data)[start:end], limit=self.max_region_size)
         return memoryview(self.data)[start:end]
+
+    def region_size(self) -> int:
+        """Bytes in the logical sample region. For zstd this decompresses the region once
+        (keeping it if small, :data:`KEEP_REGION`), so that every zstd error and the size cap
+        come before any record is decoded, as in CPython's reader, and record counts can be
+        checked against the bytes really left (docs/format/limits.md)."""
+        if self._region_size is None:
+            start, end = self.region_span
+            if not self.compressed:
+                self._region_size = end - start
+            elif self._region is not None:
+                self._region_size = len(self._region)
+            else:
+                self._region_size, kept = zstd.decompressed_size(
+                    memoryview(self.data)[start:end], limit=self.max_region_size,
+                    file_offset=start, keep=KEEP_REGION)
+                self._region = kept
+        return self._region_size
 
     def load_region(self) -> None:
         """Decompress the whole sample region now and keep it (CPython's reader does this at
@@ -171,26 +198,33 @@ class TachyonFile:
 
 
 def open_file(
-    source: Source, *, tables: bool = True, legacy_layouts: bool = True
+    source: Source, *, tables: bool = True, legacy_layouts: bool = True,
+    max_region_size: int = MAX_DECOMPRESSED_SIZE,
 ) -> TachyonFile:
-    """Check and parse everything but the sample region (docs/format/reader.md#checks-at-open,
-    checks 1-20 but 14).
+    """Check and parse everything but the sample region's records
+    (docs/format/reader.md#checks-at-open, checks 1-20).
 
-    ``tables=False`` leaves the string and frame tables (and their count checks) for
-    :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`: O(1) in the
-    file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2, as CPython
-    does.
+    A zstd region is decompressed once (:meth:`TachyonFile.region_size`), in CPython's order
+    (check 14, before the tables), up to *max_region_size* bytes (docs/format/limits.md).
+    ``tables=False`` skips that and leaves the string and frame tables (and their count
+    checks) for :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`:
+    O(1) in the file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2,
+    as CPython does.
     """
     data, name, mapping = _load(source)
     try:
         meta = _parse_metadata(data, legacy_layouts=legacy_layouts)
         meta.name, meta.mapping = name, mapping
+        meta.max_region_size = max_region_size
         if tables:
+            meta.region_size()  # zstd: CPython decompresses (check 14) before the tables
             meta.load_tables()
         return meta
     except BaseException:
         if mapping is not None:
-            mapping.close()
+            # the error's traceback may still view the mapping: the GC unmaps it then
+            with contextlib.suppress(BufferError):
+                mapping.close()
         raise
 
 

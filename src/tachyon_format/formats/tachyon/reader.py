@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tachyon_format.errors import FormatError
+from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads, ValueType
 from tachyon_format.schema import tachyon as spec
 
@@ -31,6 +31,8 @@ from .settings import MAX_DECOMPRESSED_SIZE
 from .tables import frame_strings_ok
 
 DEFAULT_CHUNK_SIZE = 8 << 20
+MAX_SAMPLES = 1 << 27
+"""``read``'s default limit on sample rows (and record rows): some 2.3 GB of columns."""
 
 
 def read(
@@ -39,6 +41,8 @@ def read(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     threads: bool | None = None,
     aggregate: bool = False,
+    max_samples: int = MAX_SAMPLES,
+    max_region_size: int = MAX_DECOMPRESSED_SIZE,
     progress: Callable[[int, int], object] | None = None,
 ) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
@@ -57,15 +61,24 @@ def read(
     including a sample count that differs from the header's. *source* may be a file opened
     with :func:`~.file.open_file` (it is then left open).
 
+    Limits (docs/format/limits.md), checked before the memory is taken: *max_samples* sample
+    rows (and record rows; only records with *aggregate*), else a
+    :class:`~tachyon_format.errors.LimitError` that says how to raise it, or to go through
+    the file with :func:`iter_batches`; *max_region_size* bytes of decompressed zstd
+    region (CPython's 1 GiB by default).
+
     *progress*: called after each chunk as ``progress(samples_decoded, header_sample_count)``
     (for a progress bar; the header's count is what the file claims)."""
-    with _opened(source) as meta:
+    with _opened(source, max_region_size) as meta:
         decoder = _decoder(meta, threads)
+        if not aggregate:
+            _check_declared_samples(meta, max_samples)
         samples = (SampleCounts() if aggregate
-                   else GrowingColumns.samples(_sample_capacity(meta)))
+                   else GrowingColumns.samples(_sample_capacity(meta, max_samples)))
         records = GrowingColumns.records()
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
+            _check_rows(0 if aggregate else decoder.total_samples, records.size, max_samples)
             if progress is not None:
                 progress(decoder.total_samples, meta.sample_count)
         _check_sample_count(meta, decoder.total_samples)
@@ -77,6 +90,7 @@ def iter_batches(
     *,
     samples_per_batch: int = 1_000_000,
     threads: bool | None = None,
+    max_region_size: int = MAX_DECOMPRESSED_SIZE,
     progress: Callable[[int, int], object] | None = None,
 ) -> Iterator[Profile]:
     """The profile as successive batches of at most ``samples_per_batch`` samples.
@@ -89,10 +103,11 @@ def iter_batches(
     the last batch. When the data is malformed, the samples decoded before the bad record
     come as a last batch, then the :class:`~tachyon_format.FormatError` is raised (as
     CPython's ``replay()`` delivers them before it fails). *source*, *threads* and
-    *progress* as for :func:`read`."""
+    *max_region_size* and *progress* as for :func:`read`. A batch also ends at
+    ``samples_per_batch`` records (a region may hold records without samples)."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
-    with _opened(source) as meta:
+    with _opened(source, max_region_size) as meta:
         decoder = _decoder(meta, threads)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
@@ -111,6 +126,8 @@ def iter_batches(
             while pending.size >= samples_per_batch:
                 samples, records = _take(pending, pending_records, samples_per_batch)
                 yield _profile(meta, decoder, samples, records)
+            if pending_records.size >= samples_per_batch:
+                yield _profile(meta, decoder, *_take_all(pending, pending_records))
         if pending.size or pending_records.size:  # (a REPEAT record may hold no sample)
             yield _profile(meta, decoder, *_take_all(pending, pending_records))
         _check_sample_count(meta, decoder.total_samples)
@@ -120,12 +137,12 @@ def iter_batches(
 
 
 @contextlib.contextmanager
-def _opened(source: Source | TachyonFile) -> Iterator[TachyonFile]:
+def _opened(source: Source | TachyonFile, max_region_size: int) -> Iterator[TachyonFile]:
     """An open file for *source*: opened (and closed) here, or the caller's own."""
     if isinstance(source, TachyonFile):
         yield source
         return
-    with open_file(source) as meta:
+    with open_file(source, max_region_size=max_region_size) as meta:
         yield meta
 
 
@@ -138,6 +155,7 @@ def _decoder(meta: TachyonFile, threads: bool | None) -> SampleDecoder:
         frame_count=len(meta.frames),
         frame_string_ok=frame_strings_ok(meta.frames, len(meta.strings or ())),
         threads=threads,
+        region_size=meta.region_size(),
     )
 
 
@@ -152,13 +170,44 @@ def _with_last(chunks) -> Iterator[tuple[Any, bool]]:
     yield (b"" if previous is None else previous), True
 
 
-def _sample_capacity(meta: TachyonFile) -> int:
-    """Rows to reserve: the header's count, but never more than the region could hold
-    (every sample takes at least 2 bytes), so a corrupt header cannot force a huge
-    allocation."""
-    start, end = meta.region_span
-    region_bound = (end - start) if not meta.compressed else MAX_DECOMPRESSED_SIZE
-    return int(min(meta.sample_count, region_bound // spec.MIN_REPEAT_ENTRY_SIZE))
+def _sample_capacity(meta: TachyonFile, max_samples: int) -> int:
+    """Rows to reserve: the header's count if the region could hold that many (every
+    sample takes at least 2 bytes) and it is within the limit; a header that claims more
+    than the region holds is wrong, and the columns grow as samples come instead."""
+    region_bound = meta.region_size() // spec.MIN_REPEAT_ENTRY_SIZE
+    if meta.sample_count > region_bound:
+        return min(region_bound, 1 << 16)
+    return int(min(meta.sample_count, max_samples))
+
+
+def _check_declared_samples(meta: TachyonFile, max_samples: int) -> None:
+    """A header count above the limit that the region could hold: refused before decoding
+    (a smaller region cannot hold them: the count check will tell)."""
+    declared = meta.sample_count
+    if max_samples < declared <= meta.region_size() // spec.MIN_REPEAT_ENTRY_SIZE:
+        raise _limit_error(f"The header declares {declared} samples", max_samples,
+                           offset=28, path="header -> sample_count")
+
+
+def _check_rows(samples: int, records: int, max_samples: int) -> None:
+    if samples > max_samples:
+        raise _limit_error(f"The region holds more than {max_samples} samples", max_samples,
+                           region=True)
+    if records > max_samples:
+        raise _limit_error(f"The region holds more than {max_samples} records", max_samples,
+                           region=True)
+
+
+def _limit_error(what: str, max_samples: int, **where) -> LimitError:
+    return LimitError(
+        f"{what}, more than read() takes at once (max_samples={max_samples}, some"
+        f" {max_samples * ROW_BYTES >> 20} MiB of columns): pass a larger max_samples to read"
+        " them all, or go through them in bounded memory with iter_batches()",
+        limit="max_samples", value=max_samples, **where)
+
+
+ROW_BYTES = 17
+"""Bytes of columns per sample row: timestamp 8, thread 4, stack 4, status 1."""
 
 
 def _check_sample_count(meta: TachyonFile, decoded: int) -> None:

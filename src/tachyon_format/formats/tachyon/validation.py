@@ -19,9 +19,10 @@ is said to be so, with what ``read(..., strict=False)`` recovers from it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,20 +38,29 @@ from .file_checks import Plan, check_file
 from .reader import iter_batches
 from .region_checks import walk_region
 from .salvage import killed_summary
+from .settings import MAX_DECOMPRESSED_SIZE
 from .tables import frame_strings_ok
+
+Batches = Callable[[Any], Iterator[Any]]
+"""``iter_batches`` with the caller's batch size and limits bound."""
 
 WALK_ALL_LIMIT = 8 << 20
 """A region larger than this (decompressed bytes) is walked record by record only from the fast
 decoder's first problem on (the walk is plain Python: some seconds per 10 MB)."""
 
 
-def validate(source: Source, *, samples_per_batch: int = 1 << 20) -> list[Problem]:
+def validate(source: Source, *, samples_per_batch: int = 1 << 20,
+             max_region_size: int = MAX_DECOMPRESSED_SIZE) -> list[Problem]:
     """Every problem found in the Tachyon file *source*, ``[]`` if there is none; each with a
     severity (``unreadable``: CPython's reader rejects the file). Never raises for bad input,
-    nor for a path that is missing, a directory or unreadable (a problem says so)."""
+    nor for a path that is missing, a directory or unreadable (a problem says so).
+    *samples_per_batch* bounds the memory of the decoding pass; *max_region_size* as for
+    ``read`` (docs/format/limits.md)."""
     try:
         with _opened(source) as data:
-            return _problems(data, samples_per_batch)
+            return _problems(data, functools.partial(
+                iter_batches, samples_per_batch=samples_per_batch,
+                max_region_size=max_region_size))
     except OSError as exc:
         return [Problem.from_os_error(exc)]
     except TypeError:
@@ -87,26 +97,26 @@ def _opened(source: Source) -> Iterator[Any]:
             mapping.close()
 
 
-def _problems(data, samples_per_batch: int) -> list[Problem]:
+def _problems(data, batches: Batches) -> list[Problem]:
     problems, plan = check_file(data)
     if plan.killed:
         return problems + killed_summary(data)
     if plan.legacy:  # read() reads it: anything else wrong shows there
-        return problems + _first_problem(data, samples_per_batch, plan)[0]
+        return problems + _first_problem(data, batches, plan)[0]
     if plan.header is None or plan.region is None:
         return problems
     first = None
     timeline = Timeline()
     if not any(p.fatal for p in problems):
-        found, timeline = _first_problem(data, samples_per_batch, plan)
+        found, timeline = _first_problem(data, batches, plan)
         if not found:
-            return problems + _consistency(plan, timeline, data, samples_per_batch)
+            return problems + _consistency(plan, timeline, data, batches)
         first = found[0]
         if first.field == "header -> sample_count":  # every record read well: no walk needed
             return problems + [Problem(
                 "unreadable", first.message, offset=first.offset, field=first.field,
                 expected=str(plan.header.sample_count), found=str(timeline.samples)),
-                *_consistency(plan, timeline, data, samples_per_batch)]
+                *_consistency(plan, timeline, data, batches)]
         if not first.region and not (first.field or "").startswith("sample_region"):
             return problems + found  # a check at open that check_file does not repeat
     region, region_problem = _region(data, plan)
@@ -157,14 +167,14 @@ class Timeline:
     thread_keys: list[bytes] = field(default_factory=list)  # each thread's record prefix 0..11
 
 
-def _first_problem(data, samples_per_batch: int,
+def _first_problem(data, batches: Batches,
                    plan: Plan) -> tuple[list[Problem], Timeline]:
     """The first problem CPython's reader would meet (as ``read`` finds it, fast), or none;
     and the timeline of the samples decoded."""
     timeline = Timeline()
     threads = None
     try:
-        for batch in iter_batches(data, samples_per_batch=samples_per_batch):
+        for batch in batches(data):
             ts = batch.samples.timestamp_us
             timeline.samples += len(ts)
             threads = batch.threads
@@ -188,11 +198,11 @@ def _with_threads(timeline: Timeline, threads, plan: Plan) -> Timeline:
     return timeline
 
 
-def _clock_goes_back(data, samples_per_batch: int) -> bool:
+def _clock_goes_back(data, batches: Batches) -> bool:
     """Does some thread's clock go backwards? (A second pass, only for a file whose span of
     timestamps already looks wrong.)"""
     clocks = _Clocks()
-    for batch in iter_batches(data, samples_per_batch=samples_per_batch):
+    for batch in batches(data):
         clocks.add(batch.samples.timestamp_us, batch.samples.thread, len(batch.threads))
     return clocks.backwards
 
@@ -221,7 +231,7 @@ class _Clocks:
 
 
 def _consistency(plan: Plan, timeline: Timeline, data,
-                 samples_per_batch: int) -> list[Problem]:
+                 batches: Batches) -> list[Problem]:
     """Checks of a readable file's parts against each other (CPython makes none of them)."""
     assert plan.header is not None
     problems = []
@@ -232,7 +242,7 @@ def _consistency(plan: Plan, timeline: Timeline, data,
         span_s = (timeline.last_us - timeline.first_us) / 1e6
         slack_s = 0.05 * stats.duration_sec + 2 * plan.header.sample_interval_us / 1e6
         if span_s > stats.duration_sec + slack_s:
-            backwards = _clock_goes_back(data, samples_per_batch)
+            backwards = _clock_goes_back(data, batches)
             problems.append(Problem(
                 "note" if backwards else "inconsistent",
                 "the samples' timestamps span more time than the statistics block's duration"

@@ -62,11 +62,15 @@ def iter_decompress(
 
     Raises :class:`FormatError` (with the file offset of the compressed region) for an empty
     or corrupt region, trailing garbage, a truncated frame, or output beyond ``limit``; the
-    limit is enforced before the excess is produced.
+    limit is enforced before the excess is produced. Like CPython's reader, it refuses any
+    output when the first frame declares a content size of 0 (an empty frame, or a
+    skippable one): CPython sizes its output buffer from that declaration and doubles it
+    when full, so from 0 it never grows (docs/format/limits.md#zstd-regions).
     """
     view = memoryview(data)
     if not _frame_header_complete(view):  # what CPython's ZSTD_getFrameContentSize rejects
         raise _error("Corrupted zstd frame header", file_offset)
+    no_output = first_content_size(view) == 0
     produced = 0
     position = 0
     while position < view.nbytes:
@@ -82,6 +86,8 @@ def iter_decompress(
                 raise _error(f"zstd decompression error: {reason}", file_offset + position) from exc
             pending = b""
             produced += len(chunk)
+            if chunk and no_output:
+                raise _error(NO_PROGRESS, file_offset)
             if produced > limit:
                 raise _error("Decompressed data exceeds maximum size", file_offset + position)
             if chunk:
@@ -92,6 +98,10 @@ def iter_decompress(
             if decompressor.needs_input:
                 raise _error("Incomplete zstd frame: data may be truncated", file_offset + position)
 
+
+NO_PROGRESS = ("zstd decompression error: Operation made no progress over multiple calls, due"
+               " to output buffer being full")
+"""CPython's message (libzstd's) when the first frame declares 0 bytes but output follows."""
 
 _SKIPPABLE_MAGIC_MIN, _SKIPPABLE_MAGIC_MAX = 0x184D2A50, 0x184D2A5F
 _WINDOW_LOG_MAX = 31
@@ -117,6 +127,36 @@ def _frame_header_complete(view: memoryview) -> bool:
         return False
     # libzstd refuses a window larger than 2**31 (ZSTD_WINDOWLOG_MAX on 64-bit) in the header
     return single_segment or 10 + (view[5] >> 3) <= _WINDOW_LOG_MAX
+
+
+def first_content_size(view: memoryview) -> int | None:
+    """``ZSTD_getFrameContentSize`` of the first frame (whose header must be complete): 0 for
+    a skippable frame, None when the frame does not say."""
+    magic = int.from_bytes(view[:4], "little")
+    if _SKIPPABLE_MAGIC_MIN <= magic <= _SKIPPABLE_MAGIC_MAX:
+        return 0
+    descriptor = view[4]
+    single_segment = (descriptor >> 5) & 1
+    size_bytes = (1 if single_segment else 0, 2, 4, 8)[descriptor >> 6]
+    if not size_bytes:
+        return None
+    at = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 3]
+    size = int.from_bytes(view[at:at + size_bytes], "little")
+    return size + 256 if size_bytes == 2 else size  # (RFC 8878: the 2-byte field is offset)
+
+
+def decompressed_size(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE,
+                      file_offset: int = HEADER_SIZE, keep: int = 0) -> tuple[int, bytes | None]:
+    """The size of the decompressed region, found by decompressing it (the writer records it
+    nowhere), with every check of :func:`iter_decompress`; and the region itself when it
+    is at most *keep* bytes (else None: it was not kept)."""
+    size, kept = 0, []
+    for chunk in iter_decompress(data, chunk_size=16 << 20, limit=limit,
+                                 file_offset=file_offset):
+        size += len(chunk)
+        if size <= keep:
+            kept.append(chunk)
+    return size, (b"".join(kept) if size <= keep else None)
 
 
 def decompress(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE) -> bytes:

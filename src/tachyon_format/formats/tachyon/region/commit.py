@@ -74,9 +74,13 @@ class Committer:
         self._all_frames_ok = ok is None or bool(ok.all())  # then a bound is the check
 
     def commit(self, batch: RecordBatch, samples: GrowingColumns | SampleCounts,
-               records: GrowingColumns) -> None:
+               records: GrowingColumns, *, continued: bool = False) -> None:
         """Vectorised: append the batch's samples and records to the columns (see the module
-        docs); ``first_sample`` counts rows of *samples*."""
+        docs); ``first_sample`` counts rows of *samples*. *continued*: the batch's first
+        record is more entries of the last one committed (a long REPEAT,
+        :mod:`.long_records`): its samples are appended, not another record."""
+        skip = int(continued)
+        self.records -= skip
         try:
             thr = self.threads.rows_of(batch.interpreter_id, batch.thread_id)  # 1.
         except ThreadCountError as exc:
@@ -102,9 +106,29 @@ class Committer:
         stack = segments.group_forward_fill(thr, order, change, stack, self.threads.node)
         self.threads.node[thr[last]] = stack[last]
         self.threads.depth[thr[last]] = after[last]
-        self._write(batch, thr, order, last, stack, samples, records)  # 5. and 6.
-        self.counts.add(np.bincount(batch.encoding, minlength=4).tolist(),
-                        int(batch.status.size))
+        self._write(batch, thr, order, last, stack, samples, records, skip)  # 5. and 6.
+        per_encoding = np.bincount(batch.encoding, minlength=4).tolist()
+        per_encoding[REPEAT] -= skip
+        self.counts.add(per_encoding, int(batch.status.size))
+        self.records += batch.size
+
+    def commit_empty(self, batch: RecordBatch, samples: GrowingColumns | SampleCounts,
+                     records: GrowingColumns) -> None:
+        """:meth:`commit` for a batch of REPEATs that hold no sample
+        (:func:`.long_records.empty_repeat_run`): they change no stack, depth or clock,
+        so only their threads, record rows and counts are written."""
+        try:
+            self.threads.rows_of(batch.interpreter_id, batch.thread_id)
+        except ThreadCountError as exc:
+            if exc.index:
+                self.commit_empty(batch.split(exc.index)[0], samples, records)
+            raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
+                              record=self.records, region=True) from None
+        rows = records.append(batch.size)
+        rows["offset"][...] = batch.offset
+        rows["encoding"][...] = REPEAT
+        rows["first_sample"][...] = samples.size
+        self.counts.add([batch.size, 0, 0, 0], 0)
         self.records += batch.size
 
     # ------------------------------------------------------------------ 2. and 3.
@@ -172,22 +196,23 @@ class Committer:
     def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],
                order: npt.NDArray[np.intp], last: npt.NDArray[np.intp],
                stack: npt.NDArray[np.int32], samples: GrowingColumns | SampleCounts,
-               records: GrowingColumns) -> None:
+               records: GrowingColumns, skip: int = 0) -> None:
         """Vectorised: the batch's rows appended to the columns (*stack*: the node of each
-        record's stack; *last*: each thread's last record)."""
-        rows = records.append(batch.size)
-        rows["offset"][...] = batch.offset
-        rows["encoding"][...] = batch.encoding
+        record's stack; *last*: each thread's last record; *skip*: leading records that
+        continue one already there)."""
+        rows = records.append(batch.size - skip)
+        rows["offset"][...] = batch.offset[skip:]
+        rows["encoding"][...] = batch.encoding[skip:]
         first = np.cumsum(batch.nsamp)
         first -= batch.nsamp
         if isinstance(samples, SampleCounts):  # counts only: no clocks, no sample rows
-            rows["first_sample"][...] = first
+            rows["first_sample"][...] = first[skip:]
             rows["first_sample"] += samples.size
             samples.count(thr, stack, batch.nsamp, batch.status)
             return
         out = samples.append(int(batch.status.size))
         self._timestamps(batch, thr, order, last, first, out["timestamp_us"])
-        rows["first_sample"][...] = first
+        rows["first_sample"][...] = first[skip:]
         rows["first_sample"] += samples.size - batch.status.size
         out["status"][...] = batch.status
         for ra, rb, sa, sb in sample_blocks(batch.nsamp):  # bounded temporaries

@@ -28,10 +28,22 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.errors import FormatError
+
 from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
 from .counting import SampleCounts
 from .discover import Found, KnownThreads, discover
+from .long_records import (
+    EMPTY_REPEAT_SIZE,
+    LONG_TAIL,
+    LongRepeat,
+    Malformed,
+    empty_repeat_run,
+    repeat_entries,
+    repeat_piece,
+    start_long_repeat,
+)
 from .records import SUFFIX, RecordBatch, RegionFacts
 from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
@@ -62,10 +74,11 @@ class SampleDecoder:
         frame_count: int,
         frame_string_ok: npt.NDArray[np.bool_] | None = None,
         threads: bool | None = None,
+        region_size: int | None = None,
     ) -> None:
         self.facts = RegionFacts.of(order=order, start_time_us=start_time_us,
                                     thread_count=thread_count, frame_count=frame_count,
-                                    frame_string_ok=frame_string_ok)
+                                    frame_string_ok=frame_string_ok, region_size=region_size)
         self.order = self.facts.order
         self.start_time_us = self.facts.start_time_us
         self.thread_count = self.facts.thread_count
@@ -83,6 +96,7 @@ class SampleDecoder:
         self._filter_threads = True  # discovery filters candidates by known thread ids
         self._thread_stops = 0
         self._finished = False
+        self._long: LongRepeat | None = None  # a REPEAT whose entries are still arriving
 
     # ------------------------------------------------------------------ public views
     @property
@@ -139,7 +153,13 @@ class SampleDecoder:
         tail = np.frombuffer(self._tail, np.uint8)
         buf = np.concatenate([tail, new]) if self._tail else new
         base = self._tail_offset
-        pos = self._run(buf, base, final, samples, records)
+        pos = 0
+        if self._long is not None:
+            pos = self._continue_long(buf, base, final, samples, records)
+        if self._long is None:
+            pos += self._run(buf[pos:], base + pos, final, samples, records)
+            if not final and buf.size - pos > LONG_TAIL:  # only a REPEAT is this long
+                pos += self._start_long(buf[pos:], base + pos, samples, records)
         self._tail = buf[pos:].tobytes()
         self._tail_offset = base + pos
         if final:
@@ -159,6 +179,11 @@ class SampleDecoder:
         window = self._window
         ahead: _Ahead | None = None  # a discovery under way
         while pos < n:
+            empty = self._empty_repeats(buf, pos, base)
+            if empty is not None:  # (never written by CPython: not worth a window)
+                self._committer.commit_empty(empty, samples, records)
+                pos += empty.size * EMPTY_REPEAT_SIZE
+                continue
             stop = min(n, pos + window)
             if ahead is not None and (ahead.start, ahead.stop) == (pos, stop):
                 batch, cut, why = ahead.result()
@@ -196,6 +221,58 @@ class SampleDecoder:
             pos = after
             self._scalar_run = min(self._scalar_run * 2, SCALAR_RUN_MAX)
         return pos
+
+    def _empty_repeats(self, buf: npt.NDArray[np.uint8], pos: int, base: int):
+        """A run of REPEATs of count 0 at *pos* (:func:`.long_records.empty_repeat_run`, one
+        window at most), or None; two cheap byte tests first."""
+        two = pos + 2 * EMPTY_REPEAT_SIZE
+        if two > buf.size or buf[pos + 12] or buf[pos + 13] or buf[two - 2] or buf[two - 1]:
+            return None
+        return empty_repeat_run(buf[:pos + WINDOW], pos, base=base, order=self.order)
+
+    def _start_long(self, buf: npt.NDArray[np.uint8], base: int,
+                    samples: GrowingColumns | SampleCounts, records: GrowingColumns) -> int:
+        """The REPEAT at ``buf[0]``, too long for a chunk: its record (with no entry yet) and
+        the entries there are; returns the bytes used (:mod:`.long_records`)."""
+        head, p = start_long_repeat(buf, 0, base=base, facts=self.facts,
+                                    index=self._committer.records)
+        none = np.zeros(0, np.uint64)
+        self._committer.commit(repeat_piece(head, none, none.astype(np.uint8)), samples,
+                               records)
+        self._long = head
+        return p + self._continue_long(buf[p:], base + p, False, samples, records)
+
+    def _continue_long(self, buf: npt.NDArray[np.uint8], base: int, final: bool,
+                       samples: GrowingColumns | SampleCounts, records: GrowingColumns) -> int:
+        """The next entries of the long REPEAT under way, committed as more of its record;
+        returns the bytes used. At the end of the data, CPython's error if some are
+        missing."""
+        head = self._long
+        assert head is not None
+
+        def fail(message: str) -> FormatError:
+            return FormatError(message, offset=head.offset, record=head.index, region=True)
+
+        try:
+            deltas, statuses, used = repeat_entries(buf, head.left)
+        except Malformed as exc:
+            deltas, statuses, used = exc.args
+            self._commit_long(head, deltas, statuses, samples, records)
+            raise fail("Malformed varint in RLE sample data") from None
+        self._commit_long(head, deltas, statuses, samples, records)
+        left = head.left - deltas.size
+        self._long = head._replace(left=left) if left else None
+        if left and final:
+            rest = buf[used:used + 10]
+            ends = np.flatnonzero(rest < 0x80)
+            raise fail("Unexpected end of sample data in RLE" if ends.size
+                       else "Malformed varint in RLE sample data")
+        return used
+
+    def _commit_long(self, head: LongRepeat, deltas, statuses, samples, records) -> None:
+        if deltas.size:
+            self._committer.commit(repeat_piece(head, deltas, statuses), samples, records,
+                                   continued=True)
 
     def _known(self) -> KnownThreads:
         """What discovery may know of the threads: the interpreter ids, and the sorted

@@ -35,6 +35,7 @@ class RegionFacts(NamedTuple):
     thread_count: int  # (interpreter_id, thread_id) pairs allowed
     frame_count: int  # frame indices allowed: below this
     frame_string_ok: npt.NDArray[np.bool_] | None  # per frame: its strings exist (None: all)
+    region_size: int | None = None  # bytes in the whole region, when known before decoding
 
     @classmethod
     def of(
@@ -45,13 +46,14 @@ class RegionFacts(NamedTuple):
         thread_count: int,
         frame_count: int,
         frame_string_ok: npt.ArrayLike | None = None,
+        region_size: int | None = None,
     ) -> RegionFacts:
         """Checked and normalised facts."""
         if order not in ("<", ">"):
             raise ValueError(f"order must be '<' or '>', not {order!r}")
         ok = None if frame_string_ok is None else np.asarray(frame_string_ok, dtype=bool)
         return cls(order, int(start_time_us) & 0xFFFFFFFFFFFFFFFF, int(thread_count),
-                   int(frame_count), ok)
+                   int(frame_count), ok, region_size)
 
     @property
     def endian(self) -> Literal["little", "big"]:

@@ -134,8 +134,13 @@ def scan_record(
 
     if encoding == REPEAT:  # count, then count (delta_us, status) pairs; the stack stays
         count = varint("Malformed varint for RLE count")  # 4. (a u32: check 6 cannot fail)
-        if final and count > (end - p) // 2:  # 5. an entry takes at least 2 bytes
-            fail(f"Invalid RLE count {count} exceeds maximum possible {(end - p) // 2}")
+        # 5. an entry takes at least 2 bytes: checked at once when the region's size is known
+        left = (end - p if facts.region_size is None or final
+                else facts.region_size - base - p)
+        if (final or facts.region_size is not None) and count > left // 2:
+            fail(f"Invalid RLE count {count} exceeds maximum possible {left // 2}")
+        if not final and 2 * count > end - p:  # (not here yet: no loop over what is not)
+            raise Incomplete
         for _ in range(count):  # 7. and 8.
             sample("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
         return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses,

@@ -1,0 +1,114 @@
+"""Files built to hurt a Tachyon reader (issue 13, "Hostile input"), crafted byte by byte.
+
+The sample regions that expand to a GiB or more are zstd frames of RLE blocks (RFC 8878
+§3.1.1.2: a 3-byte block header and one byte stand for up to 128 KiB of that byte), so a
+1 GiB region costs 32 KB to build and store, and nothing here compresses anything.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from tachyon_format.formats.tachyon import zstd
+from tests.formats.tachyon.region.helpers import prefix, uleb
+
+BLOCK_MAX = 128 << 10  # the largest zstd block
+GIB = 1 << 30
+REPEAT = 0
+
+
+def zstd_frame(*parts: bytes | tuple[int, int]) -> bytes:
+    """One zstd frame without a content size: each part is raw bytes, or ``(byte, n)``:
+    *n* copies of *byte* as RLE blocks."""
+    blocks = []
+    for part in parts:
+        if isinstance(part, tuple):
+            byte, n = part
+            while n:
+                size = min(n, BLOCK_MAX)
+                blocks.append([1, size, bytes([byte])])
+                n -= size
+        else:
+            for start in range(0, len(part), BLOCK_MAX):
+                chunk = part[start:start + BLOCK_MAX]
+                blocks.append([0, len(chunk), chunk])
+    if not blocks:
+        blocks.append([0, 0, b""])
+    out = [zstd.ZSTD_MAGIC, bytes([0x00, (17 - 10) << 3])]  # window 128 KiB
+    for i, (kind, size, body) in enumerate(blocks):
+        last = i == len(blocks) - 1
+        out.append((last | kind << 1 | size << 3).to_bytes(3, "little") + body)
+    return b"".join(out)
+
+
+def tachyon_file(region: bytes, *, sample_count: int, thread_count: int = 1,
+                 compressed: bool = True, num_frames: int = 1) -> bytes:
+    """A little-endian file around *region* (stored as given: already compressed when
+    *compressed*), with two strings and *num_frames* frames."""
+    strings = b"\x01f\x01g"
+    frames = b"".join(bytes([0, 1]) + uleb(2 * (i + 1)) + b"\x00\x02\x00\xff"
+                      for i in range(num_frames))
+    str_off = 64 + len(region)
+    frame_off = str_off + len(strings)
+    size = frame_off + len(frames) + 32
+    head = struct.pack("<4sIBBBBQQQIQQII", b"HCAT", 1, 3, 15, 2, 0, 0, 1000, sample_count,
+                       thread_count, str_off, frame_off, int(compressed), 0)
+    return head + region + strings + frames + struct.pack("<IIQ16x", 2, num_frames, size)
+
+
+def repeat_head(count: int, tid: int = 1) -> bytes:
+    return prefix(tid, 0, REPEAT) + uleb(count)
+
+
+# -- the classes of the issue ----------------------------------------------------------------
+
+def declared_2_29_samples() -> bytes:
+    """A tiny file whose header declares 2**29 samples, and a zstd region of one sample."""
+    region = prefix(1, 0, 1) + b"\x00\x00\x01\x00"
+    return tachyon_file(zstd_frame(region), sample_count=2**29)
+
+
+def huge_rle_counts() -> bytes:
+    """A REPEAT claiming 2**31 entries at the start of a 1 GiB region (of which CPython
+    finds at most 2**29 possible: it rejects it at once)."""
+    head = repeat_head(2**31)
+    return tachyon_file(zstd_frame(head, (0, GIB - len(head))), sample_count=2**31)
+
+
+def zero_count_repeats(size: int = GIB) -> bytes:
+    """*size* zero bytes: REPEAT records of thread 0 that hold no sample (14 bytes each);
+    valid when *size* is a multiple of 14 (this file then has 0 samples)."""
+    size -= size % 14
+    return tachyon_file(zstd_frame((0, size)), sample_count=0)
+
+
+def bomb(size: int = 8 * GIB) -> bytes:
+    """A zstd frame expanding to *size* zero bytes (beyond the 1 GiB cap)."""
+    return tachyon_file(zstd_frame((0, size)), sample_count=0)
+
+
+def many_samples(count: int = (GIB - 18) // 2) -> bytes:
+    """A *valid* file of one REPEAT of *count* samples (2 zero bytes each): 536 M samples
+    in a 1 GiB region by default."""
+    head = repeat_head(count)
+    return tachyon_file(zstd_frame(head, (0, 2 * count)), sample_count=count)
+
+
+def leading_frame(kind: str) -> bytes:
+    """A valid one-sample file whose region starts with an ``empty`` zstd frame or a
+    ``skippable`` one, before the frame holding the records."""
+    region = prefix(1, 0, 1) + b"\x00\x00\x01\x00"
+    first = zstd_frame() if kind == "empty" else (
+        (0x184D2A50).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"abc")
+    return tachyon_file(first + zstd_frame(region), sample_count=1)
+
+
+CLASSES = {
+    "declared_2_29_samples": declared_2_29_samples,
+    "huge_rle_counts": huge_rle_counts,
+    "zero_count_repeats": zero_count_repeats,
+    "bomb_8gib": bomb,
+    "many_samples": many_samples,
+    "leading_empty_frame": lambda: leading_frame("empty"),
+    "leading_skippable_frame": lambda: leading_frame("skippable"),
+}
