@@ -70,12 +70,21 @@ def outcome(verb: str, data, **options) -> tuple[str, object, Bounded]:
 READING = ["read", "aggregate", "iter_batches", "validate"]
 
 
+def fatal_only(result: tuple) -> tuple:
+    """An outcome's kind and result, with validate's problems narrowed to those that make the
+    file unreadable (a made-up file may also be inconsistent, e.g. in its thread count)."""
+    kind, value = result[0], result[1]
+    if kind == "ok" and isinstance(value, list):
+        value = [problem for problem in value if problem.fatal]
+    return kind, value
+
+
 def assert_error(verb: str, data: bytes, message: str, *, seconds: float = 5,
                  peak: int = 64 * MIB, **options) -> None:
     """Every reading verb fails with *message* (validate reports it) within the bounds."""
     kind, result, bounds = outcome(verb, data, **options)
     if verb == "validate":
-        assert kind == "ok" and len(result) == 1 and message in result[0], result
+        assert kind == "ok" and any(p.fatal and message in str(p) for p in result), result
     else:
         assert kind == "error" and result.message.startswith(message), result
     assert bounds.seconds < seconds, bounds.seconds
@@ -219,9 +228,9 @@ def test_a_first_frame_declaring_no_bytes_is_refused_as_cpython_does(kind, verb)
     assert_error(verb, data, NO_PROGRESS)
     # with nothing after it, or after a frame that does not declare its size, it is fine
     alone = hostile.tachyon_file(first + first, sample_count=0)
-    assert outcome(verb, alone)[0:2] == ("ok", [] if verb == "validate" else 0)
+    assert fatal_only(outcome(verb, alone)) == ("ok", [] if verb == "validate" else 0)
     later = hostile.tachyon_file(hostile.zstd_frame(record) + first, sample_count=1)
-    assert outcome(verb, later)[0:2] == ("ok", [] if verb == "validate" else 1)
+    assert fatal_only(outcome(verb, later)) == ("ok", [] if verb == "validate" else 1)
 
 
 # -- the classes at the issue's own sizes (a few seconds each) --------------------------------
@@ -309,6 +318,6 @@ def test_hostile_files_given_by_path(name, verb, tmp_path):
     path.write_bytes(data)
     kind, result, _ = outcome(verb, path, **options)
     if verb == "validate":
-        assert kind == "ok" and message in result[0], result
+        assert kind == "ok" and any(p.fatal and message in str(p) for p in result), result
     else:
         assert kind == "error" and result.message.startswith(message), result

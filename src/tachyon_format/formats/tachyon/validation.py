@@ -60,7 +60,7 @@ def validate(source: Source, *, samples_per_batch: int = 1 << 20,
         with _opened(source) as data:
             return _problems(data, functools.partial(
                 iter_batches, samples_per_batch=samples_per_batch,
-                max_region_size=max_region_size))
+                max_region_size=max_region_size), max_region_size)
     except OSError as exc:
         return [Problem.from_os_error(exc)]
     except TypeError:
@@ -97,7 +97,7 @@ def _opened(source: Source) -> Iterator[Any]:
             mapping.close()
 
 
-def _problems(data, batches: Batches) -> list[Problem]:
+def _problems(data, batches: Batches, max_region_size: int) -> list[Problem]:
     problems, plan = check_file(data)
     if plan.killed:
         return problems + killed_summary(data)
@@ -119,7 +119,7 @@ def _problems(data, batches: Batches) -> list[Problem]:
                 *_consistency(plan, timeline, data, batches)]
         if not first.region and not (first.field or "").startswith("sample_region"):
             return problems + found  # a check at open that check_file does not repeat
-    region, region_problem = _region(data, plan)
+    region, region_problem = _region(data, plan, max_region_size)
     if region_problem is not None:
         problems.append(region_problem)
         if len(region) > WALK_ALL_LIMIT:
@@ -127,6 +127,10 @@ def _problems(data, batches: Batches) -> list[Problem]:
                 "note", f"the {len(region)} bytes of records that did decompress were not "
                 "checked one by one (more than the walk's limit); read(..., strict=False) "
                 "recovers their samples", offset=spec.HEADER_SIZE, field="sample_region")]
+        if len(region) >= max_region_size:  # a bomb, or a region beyond the caller's cap
+            return problems + [Problem(
+                "note", f"the {len(region)} bytes of records before the size cap were not "
+                "checked one by one", offset=spec.HEADER_SIZE, field="sample_region")]
     assert plan.header is not None and plan.footer is not None
     start = 0
     if (first is not None and first.region and first.offset and first.record is not None
@@ -262,7 +266,7 @@ def _thread_count_problem(plan: Plan, found: int) -> Problem:
                    found=str(plan.header.thread_count))
 
 
-def _region(data, plan: Plan) -> tuple[bytes, Problem | None]:
+def _region(data, plan: Plan, max_region_size: int) -> tuple[bytes, Problem | None]:
     """The (decompressed) sample region, or as much of it as decompresses, and the problem
     that stopped its decompression."""
     assert plan.region is not None
@@ -272,7 +276,8 @@ def _region(data, plan: Plan) -> tuple[bytes, Problem | None]:
         return bytes(raw), None
     chunks = []
     try:
-        for chunk in zstd.iter_decompress(raw, file_offset=spec.HEADER_SIZE):
+        for chunk in zstd.iter_decompress(raw, file_offset=spec.HEADER_SIZE,
+                                          limit=max_region_size):
             chunks.append(bytes(chunk))
     except FormatError as exc:
         return b"".join(chunks), Problem.from_error(exc)
