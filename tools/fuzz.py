@@ -180,13 +180,13 @@ def record_crash(crash: Crash, data: bytes, directory: Path, per_signature: int 
     """Keep *data* and the traceback of *crash* in *directory* (at most *per_signature*
     inputs per :meth:`Crash.signature`); whether it was kept."""
     directory.mkdir(parents=True, exist_ok=True)
-    signature = re.sub(r"[^A-Za-z0-9_.:-]+", "_", crash.signature()).replace(":", "_")
+    signature = re.sub(r"[^A-Za-z0-9_-]+", "_", crash.signature())
     if len(list(directory.glob(f"{signature}--*.input"))) >= per_signature:
         return False
-    stem = directory / f"{signature}--{hashlib.sha1(data).hexdigest()[:12]}"
-    stem.with_suffix(".input").write_bytes(data)
+    stem = f"{signature}--{hashlib.sha1(data).hexdigest()[:12]}"
+    (directory / f"{stem}.input").write_bytes(data)
     text = "".join(traceback.format_exception(crash.error)) if crash.error else crash.note
-    stem.with_suffix(".txt").write_text(f"{crash}\n\n{text}")
+    (directory / f"{stem}.txt").write_text(f"{crash}\n\n{text}")
     return True
 
 

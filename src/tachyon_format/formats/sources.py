@@ -58,6 +58,26 @@ def problems_reading(reader: Callable[..., object], source: Source,
     return []
 
 
+MAX_STACK_DEPTH = 1 << 16
+"""The deepest stack (in frames) the readers of lists of frames take (pprof, gperftools,
+collapsed, speedscope). Profilers stop far sooner (gperftools at 254 frames, CPython's
+Tachyon at 256, async-profiler at 2048 by default); the prefix tree is built a level at a
+time, so a crafted file with a stack millions of frames deep would take minutes, and is
+refused instead."""
+
+
+def check_stack_depths(offsets: Any, where: Callable[[int], str]) -> None:
+    """Raise :class:`FormatError` if a stack listed in CSR form (stack ``i`` is
+    ``offsets[i]:offsets[i + 1]``, a numpy array) is deeper than :data:`MAX_STACK_DEPTH`;
+    ``where(i)`` is the field path of stack ``i``."""
+    lengths = offsets[1:] - offsets[:-1]
+    deep = (lengths > MAX_STACK_DEPTH).nonzero()[0]
+    if deep.size:
+        i = int(deep[0])
+        raise FormatError(f"a stack of {int(lengths[i])} frames, deeper than the limit of "
+                          f"{MAX_STACK_DEPTH} (MAX_STACK_DEPTH)", path=where(i))
+
+
 GUNZIP_STEP = 1 << 22
 """Decompressed bytes per step of :func:`gunzip`."""
 

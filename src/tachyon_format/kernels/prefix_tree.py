@@ -19,10 +19,11 @@ from .segments import unique_inverse
 
 _FRAME_BITS = 32
 """A (parent, frame) pair is keyed as one uint64: parent + 1 above, the frame below."""
-_FEW_ROWS = 256
+_FEW_ROWS = 64
 """Below this many stacks still going deeper, the remaining levels are walked in plain
 Python (:func:`_finish_few`): a numpy pass has a fixed cost of a few hundred microseconds,
-which a deep stack (thousands of levels, one or two stacks each) would pay at every level."""
+which a deep stack (thousands of levels, one or two stacks each) would pay at every level;
+about this many dict look-ups cost the same."""
 
 
 def build_prefix_tree(
@@ -108,6 +109,15 @@ def _finish_few(frames: np.ndarray, rows: np.ndarray, node: np.ndarray, at: np.n
     active = list(range(len(tails)))
     depth = 0
     while active:
+        if len(active) == 1:  # one stack left: the rest of it is a chain of new nodes
+            i = active[0]
+            rest = tails[i][depth:]
+            first = num_nodes + len(new_frame)
+            new_frame.extend(rest)
+            new_parent.append(parents[i])
+            new_parent.extend(range(first, first + len(rest) - 1))
+            stack_node[rows[i]] = first + len(rest) - 1
+            break
         ids: dict[tuple[int, int], int] = {}
         still = []
         for i in active:
