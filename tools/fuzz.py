@@ -367,10 +367,8 @@ def minimize(path: Path, max_seconds: float, out: Path | None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    ours, libfuzzer = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
-        if "--" in argv else (argv, [])
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (arguments after ``--`` go to libFuzzer, not here)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="arguments after -- go to libFuzzer")
     parser.add_argument("--runs", type=int, default=10_000, help="inputs in all (default "
@@ -402,7 +400,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where --minimize writes (default: .min)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--stats-file", help=argparse.SUPPRESS)
-    args = parser.parse_args(ours)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ours, libfuzzer = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
+        if "--" in argv else (argv, [])
+    args = build_parser().parse_args(ours)
     if args.replay:
         return replay(args.replay, args.max_seconds)
     if args.minimize:
