@@ -190,14 +190,19 @@ def record_crash(crash: Crash, data: bytes, directory: Path, per_signature: int 
     return True
 
 
+def cap_address_space(max_mb: int) -> None:
+    """Make an allocation past *max_mb* MiB of address space a MemoryError."""
+    cap = max_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
 # -- a worker: one libFuzzer process -----------------------------------------------------------
 
 
 def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
     import atheris
 
-    cap = args.max_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    cap_address_space(args.max_mb)
     with (atheris.instrument_imports(include=["tachyon_format"]) if args.coverage
           else contextlib.nullcontext()):
         import tachyon_format
@@ -408,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     ours, libfuzzer = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
         if "--" in argv else (argv, [])
     args = build_parser().parse_args(ours)
+    if args.replay or args.minimize:  # the workers' address-space cap, so a crash repeats
+        cap_address_space(args.max_mb)
     if args.replay:
         return replay(args.replay, args.max_seconds)
     if args.minimize:
