@@ -344,3 +344,16 @@ def test_deep_json_in_speedscope_and_jsonl():
 def test_numbers_beyond_any_column():
     assert "count above 2**63 - 1" in error_of(b"a;b " + b"9" * 5000 + b"\n", "collapsed").message
     error_of(b'{"type":"meta","v":1,"run_id":"r","x":' + b"9" * 5000 + b"}\n", "jsonl")
+
+
+@pytest.mark.parametrize("wrapper, count", [("gzip", 100_000), ("zstd", 20_000)])
+def test_thousands_of_empty_members_take_time_by_their_number(wrapper, count):
+    # each member used to copy the rest of the file when it ended: quadratic, about 30 s
+    # for these 2 MB of empty gzip members; now one pass over the file
+    from tachyon_format.formats.pprof.compression import compress
+
+    data = compress(b"", wrapper) * count + compress(pprof_with_stack(b"\x01"), wrapper)
+    started = time.monotonic()
+    profile = tachyon_format.read(data, format="pprof")
+    assert time.monotonic() - started < SECONDS
+    assert profile.samples.stack.size == 1
