@@ -50,12 +50,12 @@ def test_same_tree_as_a_trie(stacks):
 def few_rows_below(threshold: int):
     """Switch to the plain-Python tail below *threshold* stacks (0: never, a huge value:
     from the first level)."""
-    saved = prefix_tree._FEW_ROWS
-    prefix_tree._FEW_ROWS = threshold
+    saved = prefix_tree.FEW_ROWS
+    prefix_tree.FEW_ROWS = threshold
     try:
         yield
     finally:
-        prefix_tree._FEW_ROWS = saved
+        prefix_tree.FEW_ROWS = saved
 
 
 @given(st.lists(st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 3), max_size=8),

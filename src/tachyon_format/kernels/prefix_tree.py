@@ -19,7 +19,7 @@ from .segments import unique_inverse
 
 _FRAME_BITS = 32
 """A (parent, frame) pair is keyed as one uint64: parent + 1 above, the frame below."""
-_FEW_ROWS = 64
+FEW_ROWS = 64
 """Below this many stacks still going deeper, the remaining levels are walked in plain
 Python (:func:`_finish_few`): a numpy pass has a fixed cost of a few hundred microseconds,
 which a deep stack (thousands of levels, one or two stacks each) would pay at every level;
@@ -62,7 +62,7 @@ def build_prefix_tree(
     node = np.full(rows.size, -1, dtype=np.int64)  # each row's node at the level above
     level = 0
     while rows.size:
-        if rows.size < _FEW_ROWS:
+        if rows.size < FEW_ROWS:
             tail_frame, tail_parent = _finish_few(frames, rows, node, at, step, lengths, level,
                                                   num_nodes, stack_node)
             node_frame.append(tail_frame)
