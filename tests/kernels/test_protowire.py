@@ -148,3 +148,35 @@ def test_encode_messages_as_protobuf(rows):
         # fields 2 and 3 as unknown-typed here: checked through construct instead
         fields = {f.number: f.value for f in MESSAGE.parse(out[off[i]:off[i + 1]].tobytes())}
         assert fields.get(2, 0) == b % 2**64 and fields.get(3, 0) == a
+
+
+_FIELD_BYTES = st.sampled_from([b"\x08\x01", b"\x08\xff\x01", b"\x08" + b"\xff" * 11,
+                                b"\x08\x80", b"\x12\x00", b"\x12\x02ab", b"\x12\x05ab",
+                                b"\x19" + bytes(8), b"\x19" + bytes(5), b"\x1d" + bytes(4),
+                                b"\x00\x01", b"\x0b", b"\x80"])
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(_FIELD_BYTES, max_size=6).map(b"".join), max_size=40),
+       st.integers(0, 40))
+def test_the_plain_python_tail_reads_as_the_vectorised_rounds(messages, few):
+    """scan_fields below FEW_MESSAGES messages: the same fields, or the same first error."""
+    from tachyon_format.kernels import protowire
+
+    buf = np.frombuffer(b"".join(messages), np.uint8)
+    ends = np.cumsum([len(m) for m in messages], dtype=np.int64)
+    starts = ends - np.array([len(m) for m in messages], np.int64)
+    results = []
+    saved = protowire.FEW_MESSAGES
+    try:
+        for threshold in (0, few):
+            protowire.FEW_MESSAGES = threshold
+            try:
+                ft = scan_fields(buf, starts, ends)
+                results.append([getattr(ft, f).tolist() for f in (
+                    "message", "number", "wire_type", "value", "start", "end")])
+            except WireError as exc:
+                results.append((exc.text, exc.offset, exc.message))
+    finally:
+        protowire.FEW_MESSAGES = saved
+    assert results[0] == results[1]

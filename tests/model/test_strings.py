@@ -76,3 +76,10 @@ def test_a_real_profile_with_invalid_utf8_keeps_its_bytes():
     assert len(set(raws)) == 3
     texts = [strings[i] for i in invalid]
     assert len(set(texts)) == 2 and all("\ufffd" in t for t in texts)
+
+
+@given(st.lists(st.sampled_from([b"", b"a", b"ab", b"ba", b"\xff", b"a\xff"]), max_size=30),
+       st.sampled_from([b"", b"a", b"ab", b"\xff", b"zz"]))
+def test_rows_of_finds_the_entries_with_those_bytes(items, raw):
+    strings = Strings.from_raw(items)
+    assert strings.rows_of(raw).tolist() == [i for i, item in enumerate(items) if item == raw]

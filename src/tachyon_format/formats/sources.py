@@ -60,8 +60,32 @@ def problems_reading(reader: Callable[..., object], source: Source,
     return []
 
 
+MAX_STACK_DEPTH = 1 << 16
+"""The deepest stack (in frames) the readers of lists of frames take (pprof, gperftools,
+collapsed, speedscope). Profilers stop far sooner (gperftools at 254 frames, CPython's
+Tachyon at 256, async-profiler at 2048 by default); the prefix tree is built a level at a
+time, so a crafted file with a stack millions of frames deep would take minutes, and is
+refused instead."""
+
+
+def check_stack_depths(offsets: Any, where: Callable[[int], str]) -> None:
+    """Raise :class:`FormatError` if a stack listed in CSR form (stack ``i`` is
+    ``offsets[i]:offsets[i + 1]``, a numpy array) is deeper than :data:`MAX_STACK_DEPTH`;
+    ``where(i)`` is the field path of stack ``i``."""
+    lengths = offsets[1:] - offsets[:-1]
+    deep = (lengths > MAX_STACK_DEPTH).nonzero()[0]
+    if deep.size:
+        i = int(deep[0])
+        raise FormatError(f"a stack of {int(lengths[i])} frames, deeper than the limit of "
+                          f"{MAX_STACK_DEPTH} (MAX_STACK_DEPTH)", path=where(i))
+
+
 GUNZIP_STEP = 1 << 22
 """Decompressed bytes per step of :func:`gunzip`."""
+INPUT_STEP = 1 << 16
+"""Compressed bytes handed to the decompressor at a time. At the end of a member (or zstd
+frame) the decompressor copies the input it was given but did not need; given the whole
+rest of the file, a file of thousands of tiny members would be copied once per member."""
 
 
 def gunzip(data: bytes | bytearray | memoryview, max_size: int, *, label: str) -> bytearray:
@@ -72,10 +96,13 @@ def gunzip(data: bytes | bytearray | memoryview, max_size: int, *, label: str) -
     guess = int.from_bytes(bytes(data[-4:]), "little") if len(data) >= 4 else 0
     out = bytearray(min(guess, max_size, 1032 * len(data)))  # deflate: at most ~1032:1
     size = 0
-    rest = memoryview(data)
+    view = memoryview(data)
+    start = 0  # where the member being read starts
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = rest
+        fed = start  # input handed to d so far ends here
+        pending = view[fed:fed + INPUT_STEP]
+        fed += len(pending)
         while True:
             chunk = d.decompress(pending, min(GUNZIP_STEP, max_size - size + 1))
             if size + len(chunk) > len(out):
@@ -85,16 +112,22 @@ def gunzip(data: bytes | bytearray | memoryview, max_size: int, *, label: str) -
             if size > max_size:
                 raise FormatError(f"{label}: gzip data decompresses to more than {max_size} "
                                   "bytes (max_size)", path="gzip")
-            pending = d.unconsumed_tail
-            if not pending and (d.eof or not chunk):
+            if d.eof:
                 break
+            pending = d.unconsumed_tail
+            if not pending:
+                pending = view[fed:fed + INPUT_STEP]
+                fed += len(pending)
+                if not pending and not chunk:
+                    break
         if not d.eof:
             raise FormatError(f"{label}: gzip data ends early (truncated file?)",
                               offset=len(data), path="gzip")
-        rest = memoryview(d.unused_data)
+        start = fed - len(d.unused_data)  # the bytes after this member
+        rest = view[start:]
         if not rest or bytes(rest[:2]) != b"\x1f\x8b":
             if rest and any(rest):  # trailing bytes that are not padding
-                raise FormatError(f"{label}: bytes after the gzip data", offset=len(data)
-                                  - len(rest), path="gzip")
+                raise FormatError(f"{label}: bytes after the gzip data", offset=start,
+                                  path="gzip")
             del out[size:]
             return out

@@ -19,6 +19,11 @@ from .segments import unique_inverse
 
 _FRAME_BITS = 32
 """A (parent, frame) pair is keyed as one uint64: parent + 1 above, the frame below."""
+FEW_ROWS = 64
+"""Below this many stacks still going deeper, the remaining levels are walked in plain
+Python (:func:`_finish_few`): a numpy pass has a fixed cost of a few hundred microseconds,
+which a deep stack (thousands of levels, one or two stacks each) would pay at every level;
+about this many dict look-ups cost the same."""
 
 
 def build_prefix_tree(
@@ -57,6 +62,12 @@ def build_prefix_tree(
     node = np.full(rows.size, -1, dtype=np.int64)  # each row's node at the level above
     level = 0
     while rows.size:
+        if rows.size < FEW_ROWS:
+            tail_frame, tail_parent = _finish_few(frames, rows, node, at, step, lengths, level,
+                                                  num_nodes, stack_node)
+            node_frame.append(tail_frame)
+            node_parent.append(tail_parent)
+            break
         frame = frames[at].astype(np.uint64)
         key = ((node + 1).astype(np.uint64) << np.uint64(_FRAME_BITS)) | frame
         unique_keys, first, inverse = unique_inverse(key)
@@ -79,3 +90,50 @@ def build_prefix_tree(
     if not node_frame:
         return np.zeros(0, np.int32), np.zeros(0, np.int32), stack_node
     return np.concatenate(node_frame), np.concatenate(node_parent), stack_node
+
+
+def _finish_few(frames: np.ndarray, rows: np.ndarray, node: np.ndarray, at: np.ndarray,
+                step: int, lengths: np.ndarray, level: int, num_nodes: int,
+                stack_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The levels from *level* down for the few stacks *rows* still that deep, numbered as
+    the vectorised loop numbers them (level by level, in order of first appearance); fills
+    their ``stack_node``. Each row's remaining frames are one Python list, so the cost is
+    one dict look-up per remaining frame."""
+    remaining = lengths[rows] - level
+    tails = [frames[a:a + step * r:step].tolist() if step > 0 or a - r >= 0 else
+             frames[a::-1][:r].tolist()
+             for a, r in zip(at.tolist(), remaining.tolist(), strict=True)]
+    parents = node.tolist()
+    new_frame: list[int] = []
+    new_parent: list[int] = []
+    active = list(range(len(tails)))
+    depth = 0
+    while active:
+        if len(active) == 1:  # one stack left: the rest of it is a chain of new nodes
+            i = active[0]
+            rest = tails[i][depth:]
+            first = num_nodes + len(new_frame)
+            new_frame.extend(rest)
+            new_parent.append(parents[i])
+            new_parent.extend(range(first, first + len(rest) - 1))
+            stack_node[rows[i]] = first + len(rest) - 1
+            break
+        ids: dict[tuple[int, int], int] = {}
+        still = []
+        for i in active:
+            key = (parents[i], tails[i][depth])
+            found = ids.get(key)
+            if found is None:
+                found = ids[key] = num_nodes + len(new_frame)
+                new_frame.append(key[1])
+                new_parent.append(key[0])
+            parents[i] = found
+            if depth + 1 < len(tails[i]):
+                still.append(i)
+            else:
+                stack_node[rows[i]] = found
+        active = still
+        depth += 1
+    # (frames up to 2**32 wrap into int32 as in the vectorised loop)
+    return (np.array(new_frame, np.int64).astype(np.int32),
+            np.array(new_parent, np.int64).astype(np.int32))

@@ -24,6 +24,11 @@ from .segments import decode_ragged_ranges
 ULEB128_MAX_BYTES = 10
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
 PEEL_ROUNDS = 8
+FEW_MESSAGES = 32
+"""Below this many messages with fields left, :func:`scan_fields` reads the rest of them in
+plain Python (:func:`_scan_few`): a vectorised round costs tens of microseconds whatever
+its width, and one message of millions of fields (a location with millions of lines, a
+sample with millions of labels) would pay that per field."""
 
 
 class WireError(ValueError):
@@ -103,6 +108,9 @@ def scan_fields(
     pos = starts[active]
     rounds = np.zeros(starts.size, np.int64)
     while active.size:
+        if active.size < FEW_MESSAGES:
+            parts.append(_scan_few(buf, active, pos, ends, rounds))
+            break
         limit = ends[active]
         key, klen, ok = decode_uleb128_from(buf, pos, limit)
         _check(ok, pos, active, "truncated or overlong field key")
@@ -151,6 +159,69 @@ def scan_fields(
         for column, value in zip(columns, values, strict=True):
             column[at] = value
     return FieldTable(*columns)
+
+
+def _scan_few(buf: npt.NDArray[np.uint8], active: npt.NDArray[np.int64],
+              pos: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+              rounds: npt.NDArray[np.int64]) -> tuple[np.ndarray, ...]:
+    """The remaining fields of the few messages *active* (next field at *pos*), round by
+    round as the vectorised loop reads them, so that the error raised is the same one (in a
+    round: keys, key checks, varints, ends; the first message failing). Adds to *rounds*;
+    returns one part for :func:`scan_fields` to place."""
+    view = memoryview(buf)
+    out: list[tuple[int, ...]] = []
+    todo = [(m, p, int(ends[m]), int(rounds[m])) for m, p in zip(active.tolist(),
+                                                                    pos.tolist(), strict=True)]
+    while todo:
+        errors: list[tuple[int, int, int, str]] = []  # (check, order, offset, text)
+        fields = []
+        for order, (m, p, limit, k) in enumerate(todo):
+            key, q = _varint(view, p, limit)
+            wire = -1 if key is None else key & 7
+            if key is None or key >> 3 == 0 or key >> 32 or wire not in (VARINT, I64, LEN, I32):
+                errors.append((0, order, p, "truncated or overlong field key") if key is None
+                              else (1, order, p, "invalid field key (number 0, too large, or "
+                                                 "a group or unknown wire type)"))
+                continue
+            start, value = q, 0
+            if wire in (VARINT, LEN):
+                value, end = _varint(view, start, limit)
+                if value is None:
+                    errors.append((2, order, start, "truncated or overlong varint"))
+                    continue
+                if wire == LEN:
+                    start, end = end, end + min(value, 1 << 62)
+            else:
+                end = start + (8 if wire == I64 else 4)
+            if end > limit:
+                errors.append((3, order, start, "field runs past the end of its message"))
+                continue
+            if wire in (I64, I32):
+                value = int.from_bytes(view[start:end], "little")
+            fields.append((m, key >> 3, wire, value, start, end, k, limit))
+        if errors:
+            _, order, offset, text = min(errors)
+            raise WireError(text, offset, todo[order][0])
+        out += [f[:7] for f in fields]
+        todo = [(f[0], f[5], f[7], f[6] + 1) for f in fields if f[5] < f[7]]
+    for f in out:
+        rounds[f[0]] = f[6] + 1  # (in order: the last field of a message counts last)
+    columns = list(zip(*out, strict=True)) if out else [()] * 7
+    return tuple(np.array(c, t) for c, t in zip(columns, (np.int64, np.int64, np.uint8,
+                                                         np.uint64, np.int64, np.int64,
+                                                         np.int64), strict=True))
+
+
+def _varint(view: memoryview, at: int, limit: int) -> tuple[int | None, int]:
+    """The ULEB128 at *at* and the offset after it; ``(None, at)`` if it reaches *limit* or
+    runs past 10 bytes (as :func:`decode_uleb128_from`: the value mod 2**64)."""
+    value = 0
+    for k in range(min(ULEB128_MAX_BYTES, min(limit, len(view)) - at)):
+        byte = view[at + k]
+        value |= (byte & 0x7F) << (7 * k)
+        if byte < 0x80:
+            return value & 0xFFFF_FFFF_FFFF_FFFF, at + k + 1
+    return None, at
 
 
 def _little_endian(buf, starts, is64) -> npt.NDArray[np.uint64]:

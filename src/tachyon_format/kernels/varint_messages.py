@@ -19,9 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .protowire import ULEB128_MAX_BYTES
+from .protowire import FEW_MESSAGES, ULEB128_MAX_BYTES
 
 VARINT, LEN = 0, 2
+LONG_TAIL = 4096
+"""Varints left in fewer than ``FEW_MESSAGES`` messages above which this gives up (None):
+a round here costs tens of microseconds whatever its width, so a sample with millions of
+labels would take minutes; :func:`~.protowire.scan_fields` reads such a tail in Python."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ def scan_varint_messages(data: npt.NDArray[np.uint8],
     rounds = np.zeros(n, np.int64)
     while active.size:
         last = stop[active]
+        if active.size < FEW_MESSAGES and int((last - q).sum()) > LONG_TAIL:
+            return None  # a few long messages: scan_fields' plain-Python tail is faster
         if (q + 1 >= last).any():  # a key without its value
             return None
         key = values[q]

@@ -164,7 +164,11 @@ def layout_of(head: bytes) -> tuple[int, ByteOrder, Variant] | None:
 
 _S = rb"[\t\n\f\r ]"
 _NOT_S = rb"[^\t\n\f\r ]"
-_HEX = rb"(?:0x)?([0-9A-Fa-f]+)"
+_HEX = rb"(?:0x)?([0-9A-Fa-f]{1,32})"
+"""An address of a map line's range. pprof's ``[0-9A-Fa-f]+`` here is unbounded, but Go's
+regexp runs in linear time and Python's backtracks: with nothing between the two numbers,
+each split of a long run of hex digits would be tried, minutes for one 64 KB line. 32 digits
+hold any 64-bit address even zero-padded (a larger one fails the 64-bit check anyway)."""
 _RANGE = _S + rb"*" + _HEX + rb"[\t\n\f\r -]?" + _S + rb"*" + _HEX + rb":?"
 _PERM = rb"(?:" + _S + rb"+([-rwxp]+))?"
 _STRING = rb"(?:" + _S + rb"+(" + _NOT_S + rb"+))?"

@@ -24,7 +24,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Strings, Threads
 from tachyon_format.problems import Problem
 
-from ..sources import Source, problems_reading
+from ..sources import Source, check_stack_depths, problems_reading
 from ..sources import read_bytes as load
 from .facts import EXTRAS_KEY, CollapsedFacts
 from .frames import STYLES, detect_style, parse_frame
@@ -59,6 +59,7 @@ def read(source: Source, *, style: str = "auto", lines: bool = True,
     stacks, counts, numbers, facts = _split_lines(text, data, errors)
     thread_of, thread_ids = _threads(stacks, numbers, thread_prefix, data, text)
     offsets, tokens, distinct = _tokens(stacks)
+    check_stack_depths(offsets, lambda i: f"line {numbers[i]}")
     chosen = detect_style(distinct) if style == "auto" else style
     frames, strings = _frames(distinct, chosen, lines, tokens, offsets, numbers, data, text)
     tree, stack_ids = Stacks.from_csr(offsets, tokens, innermost_first=False)

@@ -8,6 +8,7 @@ unsymbolised. This module repeats that, and writes lines pprof reads back the sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tachyon_format.errors import FormatError
@@ -49,11 +50,19 @@ def parse_symbols(text: bytes, offset: int, addresses: set[int]) -> dict[int, Ja
 
 
 def _describe(what: bytes) -> tuple[bytes, bytes, int]:
-    if match := spec.JAVA_FILE_LINE.match(what):
+    # the patterns are anchored at the end (`...)`): checking that end first keeps Python's
+    # backtracking linear on a long line with many " (" and no such end (Go's regexp is)
+    if not what.endswith(b")"):
+        return _stub_or_name(what)
+    if re.search(rb":-?[0-9]+\)\Z", what) and (match := spec.JAVA_FILE_LINE.match(what)):
         number = int(match.group(3))
         return match.group(1), match.group(2), number if 0 < number < 1 << 63 else 0
     if match := spec.JAVA_PATH.match(what):
         return match.group(1), go_base(match.group(2)), 0
+    return _stub_or_name(what)
+
+
+def _stub_or_name(what: bytes) -> tuple[bytes, bytes, int]:
     if spec.JAVA_STUB in what:
         return b"STUB", b"", 0
     return what, b"", 0

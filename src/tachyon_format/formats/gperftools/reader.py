@@ -31,7 +31,7 @@ from tachyon_format.model import (
 )
 from tachyon_format.schema.gperftools import Variant
 
-from ..sources import Source, read_bytes
+from ..sources import Source, check_stack_depths, read_bytes
 from . import maps
 from .facts import EXTRAS_KEY, GperftoolsFacts, info_dict
 from .file import Records, read_records
@@ -146,6 +146,7 @@ def _profile(
         filename=np.array([strings.add(m.file) for m in mappings], np.uint32),
         build_id=np.array([strings.add(m.build_id) for m in mappings], np.uint32),
     )
+    check_stack_depths(located.offsets, lambda i: f"records -> {i} -> pcs")
     stacks, stack_ids = Stacks.from_csr(located.offsets, located.locations)
     period_ns = _go_int64(records.header[3] * 1000)
     counts = records.counts.view(np.int64)

@@ -17,7 +17,7 @@ def sniff(head: bytes) -> bool:
         return False
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python's recursion limit
         return False
     return (isinstance(record, dict) and record.get("type") == "meta"
             and "run_id" in record and "v" in record)

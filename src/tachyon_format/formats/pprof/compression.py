@@ -19,7 +19,7 @@ from typing import Literal
 from tachyon_format.errors import FormatError
 from tachyon_format.schema.pprof import GZIP_MAGIC, PROFILE, ZSTD_MAGIC, wire_type_of
 
-from ..sources import gunzip
+from ..sources import INPUT_STEP, gunzip
 
 Compression = Literal["gzip", "zstd", "none"]
 COMPRESSIONS = ("gzip", "zstd", "none")
@@ -83,20 +83,31 @@ def _too_big(kind: str, max_size: int) -> FormatError:
 
 
 def _unzstd(data, max_size: int) -> bytearray:
+    """Every zstd frame of *data*, capped at *max_size*; the input is handed over
+    :data:`~..sources.INPUT_STEP` bytes at a time (see there: thousands of tiny frames
+    would otherwise copy the rest of the file once each)."""
     zstd = _zstd()
     out = bytearray()
-    rest = bytes(data)
-    while rest:
+    view = memoryview(data)
+    start = 0
+    while start < len(view):
         d = zstd.ZstdDecompressor()
-        out += d.decompress(rest, max_length=max_size - len(out) + 1)
-        while not d.eof and len(out) <= max_size and not d.needs_input:
-            out += d.decompress(b"", max_length=max_size - len(out) + 1)
+        fed = start
+        while not d.eof and len(out) <= max_size:
+            if d.needs_input:
+                if fed >= len(view):
+                    break
+                piece = bytes(view[fed:fed + INPUT_STEP])
+                fed += len(piece)
+            else:
+                piece = b""
+            out += d.decompress(piece, max_length=max_size - len(out) + 1)
         if len(out) > max_size:
             raise _too_big("zstd", max_size)
         if not d.eof:
             raise FormatError("pprof: zstd data ends early (truncated file?)", offset=len(data),
                               path="zstd")
-        rest = d.unused_data
+        start = fed - len(d.unused_data)
     return out
 
 

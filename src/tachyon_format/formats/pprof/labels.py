@@ -9,6 +9,7 @@ the key's labels stay labels (``extras["pprof"]``). Keys and kinds: docs/formats
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,10 +69,11 @@ class LabelColumns:
     other: list[dict[str, np.ndarray]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        texts = self.strings.texts()
-        self.key_rows = {key: {i for i, t in enumerate(texts) if t == key}
+        # (by their bytes: decoding every string of a table of millions to find a few keys
+        # cost seconds and a Python object each)
+        self.key_rows = {key: set(self.strings.rows_of(key.encode()).tolist())
                          for key in CANDIDATES}
-        self.nanoseconds = {i for i, t in enumerate(texts) if t == NANOSECONDS}
+        self.nanoseconds = set(self.strings.rows_of(NANOSECONDS.encode()).tolist())
         self.values = {}
         self.counts = {key: np.zeros(self.num_samples, np.uint8) for key in CANDIDATES}
 
@@ -108,7 +110,7 @@ class LabelColumns:
     def finish(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """``(columns, other labels)``: columns by key (thread ids as uint64, interpreter ids,
         statuses as uint8, timestamps in microseconds); the labels left as labels."""
-        texts = self.strings.texts()
+        texts = self.strings  # (entries decoded one at a time, as _convert needs them)
         columns: dict[str, np.ndarray] = {}
         other = list(self.other)
         for key, value in self.values.items():
@@ -134,7 +136,7 @@ class LabelColumns:
         return columns, {name: column[order] for name, column in merged.items()}
 
 
-def _convert(key: str, value: np.ndarray, texts: list[str]) -> np.ndarray | None:
+def _convert(key: str, value: np.ndarray, texts: Sequence[str]) -> np.ndarray | None:
     if key == TIMESTAMP:
         if (value < 0).any() or (value % 1000).any():
             return None

@@ -33,7 +33,7 @@ from tachyon_format.model import (
 )
 from tachyon_format.problems import Problem
 
-from ..sources import problems_reading
+from ..sources import check_stack_depths, problems_reading
 from .compression import DEFAULT_MAX_SIZE, decompress
 from .facts import EXTRAS_KEY, INTERPRETER_ID, THREAD_ID, THREAD_STATUS, TIMESTAMP, PprofFacts
 from .labels import LabelColumns
@@ -95,6 +95,8 @@ def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE,
         # each chunk's distinct stacks, resolved to location rows; across chunks below
         first, inverse = unique_rows(chunk.loc_offsets, chunk.loc_ids)
         offsets, loc_ids = chunk.loc_offsets, chunk.loc_ids
+        check_stack_depths(offsets, lambda i, at=chunk.first:
+                           f"Profile -> sample -> {at + i} -> location_id")
         lengths = offsets[first + 1] - offsets[first]
         run = loc_ids[decode_ragged_ranges(offsets[first], lengths)]
         try:
@@ -184,6 +186,7 @@ def _stacks(stack_rows, location_first, location_frames):
                             minlength=lengths.size).astype(np.int64)
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(per_stack, out=offsets[1:])
+    check_stack_depths(offsets, lambda i: "Profile -> sample -> location_id (its lines)")
     return Stacks.from_csr(offsets, frame_ids, innermost_first=True)
 
 

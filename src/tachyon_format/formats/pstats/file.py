@@ -22,11 +22,14 @@ from ..sources import read_bytes as load_bytes
 SAMPLED_MARKER = ("__sampled__",)
 MAX_DEPTH = 16
 FLAG_REF = 0x80
-_FIXED = {ord("N"): 0, ord("F"): 0, ord("T"): 0, ord("i"): 4, ord("g"): 8, ord("r"): 4}
+_FIXED = {ord("N"): 0, ord("F"): 0, ord("T"): 0, ord("i"): 4, ord("g"): 8}
 _SIZED4 = {ord(c) for c in "stuaA"}  # bytes/str with a 4-byte length
 _SIZED1 = {ord(c) for c in "zZf"}  # short ASCII, float as text: 1-byte length
 _CONTAINERS4 = {ord("("), ord("[")}
 _DICT, _SMALL_TUPLE, _LONG, _NULL = ord("{"), ord(")"), ord("l"), ord("0")
+_REF = ord("r")  # a back-reference: the index of an earlier object flagged FLAG_REF
+_UNREFERENCED = {ord("N"), ord("F"), ord("T"), _NULL, _REF}
+"""Codes marshal never enters in its reference table, flag or not (singletons, references)."""
 _UNTIL_NULL = -1
 
 
@@ -40,28 +43,49 @@ def _length(data: bytes, pos: int, size: int, field: str) -> int:
 
 def scan_marshal(data: bytes) -> None:
     """Check that *data* is one marshal'd object of the types a stats dict holds, every
-    declared length fitting the data; raise :class:`FormatError` at the first problem."""
+    declared length fitting the data and every back-reference naming an object already
+    complete; raise :class:`FormatError` at the first problem."""
     pos = 0
-    remaining = [1]  # items left per open container; _UNTIL_NULL for a dict
+    # per open container: [items left (_UNTIL_NULL for a dict), its reference slot or -1]
+    remaining = [[1, -1]]
+    # marshal's reference table: one slot per object flagged FLAG_REF, in the order marshal
+    # fills it (a container's slot is taken before its items are read); True once complete
+    complete: list[bool] = []
     while remaining:
-        if remaining[-1] == 0:
-            remaining.pop()
+        if remaining[-1][0] == 0:
+            _, slot = remaining.pop()
+            if slot >= 0:
+                complete[slot] = True
             continue
         if pos >= len(data):
             raise FormatError("marshal data truncated", offset=pos, path="object")
-        code = data[pos] & ~FLAG_REF
-        if remaining[-1] == _UNTIL_NULL:
+        code, flagged = data[pos] & ~FLAG_REF, data[pos] & FLAG_REF
+        if remaining[-1][0] == _UNTIL_NULL:
             if code == _NULL:
-                remaining.pop()
+                _, slot = remaining.pop()
+                if slot >= 0:
+                    complete[slot] = True
                 pos += 1
                 continue
-            remaining.append(2)  # a key, then its value
+            remaining.append([2, -1])  # a key, then its value
             if len(remaining) > MAX_DEPTH:
                 raise FormatError("marshal data nested too deeply", offset=pos, path="object")
             continue
-        remaining[-1] -= 1
+        remaining[-1][0] -= 1
         start, pos = pos, pos + 1
-        if code in _FIXED:
+        slot = -1
+        if flagged and code not in _UNREFERENCED:
+            slot = len(complete)
+            complete.append(code not in _CONTAINERS4 and code not in (_SMALL_TUPLE, _DICT))
+        if code == _REF:
+            index = _length(data, pos, 4, "reference")
+            # marshal hands out the object itself: one still being built (a tuple holding
+            # itself) is half-initialised, and hashing or printing it crashes the process
+            if not 0 <= index < len(complete) or not complete[index]:
+                raise FormatError(f"back-reference {index} to an object that is not complete "
+                                  f"({len(complete)} so far)", offset=start, path="reference")
+            pos += 4
+        elif code in _FIXED:
             pos += _FIXED[code]
         elif code in _SIZED4:
             pos += 4 + _checked(_length(data, pos, 4, "string"), data, pos + 4, start)
@@ -74,9 +98,9 @@ def scan_marshal(data: bytes) -> None:
             size = 1 if code == _SMALL_TUPLE else 4
             count = _length(data, pos, size, "tuple")
             pos += size
-            remaining.append(_checked(count, data, pos, start))
+            remaining.append([_checked(count, data, pos, start), slot])
         elif code == _DICT:
-            remaining.append(_UNTIL_NULL)
+            remaining.append([_UNTIL_NULL, slot])
         else:
             raise FormatError(f"marshal type {chr(code)!r} (0x{data[start]:02x}) cannot be in "
                               "a stats dict", offset=start, path="object")
@@ -120,7 +144,7 @@ def check_stats(stats: Any) -> None:
     for key, value in stats.items():
         if key == SAMPLED_MARKER:
             continue
-        where = f"stats[{key!r}]"
+        where = f"stats[{_shown(key)}]"
         if not _is_function(key):
             raise FormatError("a key is not a function (filename, lineno, funcname)",
                               path=where)
@@ -137,7 +161,17 @@ def check_stats(stats: Any) -> None:
             if not (_is_number(count) or isinstance(count, tuple) and len(count) == 4
                     and all(_is_number(x) for x in count)):
                 raise FormatError("a caller's count is not a number or cProfile's "
-                                  "(nc, cc, tt, ct)", path=f"{where} -> callers[{caller!r}]")
+                                  "(nc, cc, tt, ct)", path=f"{where} -> callers[{_shown(caller)}]")
+
+
+def _shown(key: Any) -> str:
+    """*key* as the error's field path shows it: ``repr``, except that an integer too long
+    to print (Python refuses more than 4300 digits) or a long key is cut short."""
+    try:
+        text = repr(key)
+    except ValueError:
+        return "<a key holding an integer too long to print>"
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _is_function(key: Any) -> bool:

@@ -34,7 +34,7 @@ from tachyon_format.model import (
 )
 from tachyon_format.problems import Problem
 
-from ..sources import Source, problems_reading, read_bytes
+from ..sources import Source, check_stack_depths, problems_reading, read_bytes
 from . import file as ff
 from .events import scan_events
 from .facts import EXTRAS_KEY, ProfileFacts, SpeedscopeFacts
@@ -115,6 +115,7 @@ def _profile(doc, shared, pieces, weights, starts, facts) -> Profile:
     np.cumsum(np.concatenate([np.diff(p[0]) for p in pieces] or [np.zeros(0, np.int64)]),
               out=offsets[1:])
     flat = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
+    check_stack_depths(offsets, lambda i: f"profiles -> samples (stack {i} of all profiles)")
     stacks, stack_ids = Stacks.from_csr(offsets, flat, innermost_first=False)
     thread = np.repeat(np.arange(len(pieces), dtype=np.int32), lengths)
     sample_types, values = _value_columns(facts, weights)

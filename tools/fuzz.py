@@ -1,0 +1,434 @@
+"""Fuzz every reader of the library with atheris (libFuzzer for Python).
+
+Usage::
+
+    pip install atheris                       # the dev extra has it where a wheel exists
+    python tools/fuzz.py --runs 100000 --jobs 2 --crash-dir /tmp/crashes
+    python tools/fuzz.py --formats pprof,gperftools --runs 20000
+    python tools/fuzz.py --replay /tmp/crashes/some.input     # one input, traceback shown
+    python tools/fuzz.py --minimize /tmp/crashes/some.input   # smallest input, same failure
+
+Each input goes through the public verbs only: ``sniff``, then ``read``, ``iter_batches``
+(where the format has it), ``info`` and ``validate``, with the sniffed format (or, when
+nothing claims the bytes, one chosen from them, so that every reader sees mutated data).
+``FormatError`` is the expected answer to bad input; anything else, an input slower than
+``--max-seconds`` or a ``MemoryError`` under the address-space cap (``--max-mb``) is a crash:
+it is written to ``--crash-dir`` with its traceback and fuzzing goes on (``--stop-on-crash``
+stops instead). ``validate`` must never raise at all.
+
+The seed corpus is every golden file in ``tests/data`` and, when present, the third-party
+files in ``../shared/fixtures``, plus the Tachyon golden files converted by the library's
+writers to every readable format that has no golden file of its own (pprof raw, gzip and
+zstd; speedscope; JSONL; gperftools). Workers (``--jobs``) are separate processes sharing one
+corpus directory; at the end the parent prints the inputs run, the time, the rate and the
+peak memory (largest worker RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA_DIR = REPO / "tests" / "data"
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+NOT_PROFILES = {".md", ".py", ".proto", ".LICENSE.txt", ".string", ".ref.jsonl.gz"}
+"""Suffixes of files beside the golden files that are not profiles (notes, sources)."""
+
+DERIVED = {"pprof": ("profile.pb", "profile.pb.gz", "profile.pb.zst"),
+           "speedscope": ("profile.speedscope.json",), "jsonl": ("profile.jsonl",),
+           "gperftools": ("profile.prof",), "collapsed": ("profile.collapsed.gz",)}
+"""What the Tachyon golden files are converted to for the seed corpus (file names pick the
+format and, for pprof, the compression)."""
+
+
+# -- the seed corpus ---------------------------------------------------------------------------
+
+
+def golden_files() -> list[Path]:
+    """Every profile file in ``tests/data`` and ``../shared/fixtures`` (when present)."""
+    found = []
+    for root in (DATA_DIR, SHARED_FIXTURES):
+        if root.is_dir():
+            found += [p for p in sorted(root.rglob("*")) if p.is_file()
+                      and not any(p.name.endswith(s) for s in NOT_PROFILES)
+                      and "LICENSES" not in p.parts]
+    return found
+
+
+def derived_seeds(limit: int = 3) -> Iterator[tuple[str, bytes]]:
+    """The first *limit* Tachyon golden files written by the library in each other readable
+    format (name, bytes)."""
+    import tachyon_format
+
+    for path in sorted(DATA_DIR.glob("*.bin"))[:limit]:
+        for names in DERIVED.values():
+            for name in names:
+                with tempfile.TemporaryDirectory() as scratch:
+                    out = Path(scratch) / name
+                    tachyon_format.convert(path, out)
+                    yield f"{path.stem}.{name}", out.read_bytes()
+
+
+def write_seed_corpus(directory: Path) -> int:
+    """Fill *directory* with the seed corpus; the number of files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    seeds = [(p.name, p.read_bytes()) for p in golden_files()] + list(derived_seeds())
+    for name, data in seeds:
+        digest = hashlib.sha1(data).hexdigest()[:12]
+        (directory / f"seed-{digest}-{name}").write_bytes(data)
+    return len(seeds)
+
+
+# -- one input ---------------------------------------------------------------------------------
+
+
+class Crash(Exception):
+    """An input answered with something other than a result or ``FormatError``."""
+
+    def __init__(self, verb: str, format_name: str, error: BaseException | None,
+                 note: str = "") -> None:
+        self.verb, self.format_name, self.error, self.note = verb, format_name, error, note
+        what = note or f"{type(error).__name__}: {error}"
+        super().__init__(f"{format_name} {verb}: {what}")
+
+    def signature(self) -> str:
+        """What tells two crashes apart: the verb, the error type and the innermost frame
+        of the library in its traceback."""
+        where = "?"
+        if self.error is not None:
+            for frame in traceback.extract_tb(self.error.__traceback__):
+                if "tachyon_format" in frame.filename:
+                    where = f"{Path(frame.filename).name}:{frame.lineno}"
+        kind = type(self.error).__name__ if self.error is not None else self.note.split(":")[0]
+        return f"{self.format_name}-{self.verb}-{kind}-{where}"
+
+
+def readable_formats() -> list[str]:
+    from tachyon_format import FORMATS
+
+    return [name for name, f in FORMATS.items() if f.can_read]
+
+
+def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None) -> None:
+    """Run every public verb on *data*; raise :class:`Crash` for anything but a result or
+    ``FormatError`` (or a verb slower than *max_seconds*). *formats* limits the formats
+    tried (the sniffed one, if in the list, else one of the list chosen from the bytes)."""
+    import tachyon_format
+    from tachyon_format import FORMATS, FormatError
+
+    try:
+        sniffed = tachyon_format.sniff(data)
+    except Exception as exc:  # noqa: BLE001 - sniffing must never raise
+        raise Crash("sniff", "?", exc) from exc
+    choices = formats or readable_formats()
+    name = sniffed if sniffed in choices else choices[zlib.crc32(data) % len(choices)]
+    chosen = FORMATS[name]
+    options = {"threads": False} if name == "tachyon" else {}
+    forced = None if name == sniffed else name
+
+    def consume_batches() -> None:
+        for _ in tachyon_format.iter_batches(data, format=forced, **options):
+            pass
+
+    verbs: list[tuple[str, Callable[[], object]]] = [
+        ("read", lambda: tachyon_format.read(data, format=forced, **options)),
+        ("info", lambda: tachyon_format.info(data, format=forced)),
+    ]
+    if chosen.verb("iter_batches") is not None:
+        verbs.append(("iter_batches", consume_batches))
+    for verb, call in verbs:
+        started = time.monotonic()
+        try:
+            call()
+        except FormatError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - anything else is what we look for
+            raise Crash(verb, name, exc) from exc
+        _check_time(verb, name, started, max_seconds)
+    started = time.monotonic()
+    try:
+        problems = tachyon_format.validate(data, format=forced)
+    except Exception as exc:  # noqa: BLE001 - validate never raises
+        raise Crash("validate", name, exc) from exc
+    _check_time("validate", name, started, max_seconds)
+    if not isinstance(problems, list):
+        raise Crash("validate", name, None, f"returned {type(problems).__name__}, not a list")
+
+
+def _check_time(verb: str, name: str, started: float, max_seconds: float) -> None:
+    took = time.monotonic() - started
+    if took > max_seconds:
+        raise Crash(verb, name, None, f"slow: {took:.1f} s (more than {max_seconds} s)")
+
+
+def record_crash(crash: Crash, data: bytes, directory: Path, per_signature: int = 3) -> bool:
+    """Keep *data* and the traceback of *crash* in *directory* (at most *per_signature*
+    inputs per :meth:`Crash.signature`); whether it was kept."""
+    directory.mkdir(parents=True, exist_ok=True)
+    signature = re.sub(r"[^A-Za-z0-9_-]+", "_", crash.signature())
+    if len(list(directory.glob(f"{signature}--*.input"))) >= per_signature:
+        return False
+    stem = f"{signature}--{hashlib.sha1(data).hexdigest()[:12]}"
+    (directory / f"{stem}.input").write_bytes(data)
+    text = "".join(traceback.format_exception(crash.error)) if crash.error else crash.note
+    (directory / f"{stem}.txt").write_text(f"{crash}\n\n{text}")
+    return True
+
+
+def cap_address_space(max_mb: int) -> None:
+    """Make an allocation past *max_mb* MiB of address space a MemoryError."""
+    cap = max_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+# -- a worker: one libFuzzer process -----------------------------------------------------------
+
+
+def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
+    import atheris
+
+    cap_address_space(args.max_mb)
+    with (atheris.instrument_imports(include=["tachyon_format"]) if args.coverage
+          else contextlib.nullcontext()):
+        import tachyon_format
+        from tachyon_format import FORMATS
+
+        for f in FORMATS.values():  # the verbs' modules load lazily: instrument them now
+            for verb in ("sniff", "read", "iter_batches", "info", "validate"):
+                f.verb(verb)
+        del tachyon_format
+    formats = args.formats.split(",") if args.formats else None
+    crash_dir = Path(args.crash_dir)
+    stats_file = Path(args.stats_file)
+    state = {"runs": 0, "crashes": 0, "written": time.monotonic()}
+
+    def one_input(data: bytes) -> None:
+        state["runs"] += 1
+        try:
+            exercise(data, args.max_seconds, formats)
+        except Crash as crash:
+            state["crashes"] += 1
+            record_crash(crash, data, crash_dir)
+            if args.stop_on_crash:
+                raise
+        except MemoryError as exc:  # raised outside a verb (e.g. while sniffing)
+            state["crashes"] += 1
+            record_crash(Crash("?", "?", exc), data, crash_dir)
+        now = time.monotonic()
+        if now - state["written"] > 2:
+            state["written"] = now
+            stats_file.write_text(json.dumps({k: state[k] for k in ("runs", "crashes")}))
+
+    atheris.Setup([sys.argv[0], *libfuzzer_argv], one_input)
+    atheris.Fuzz()
+
+
+# -- the parent: corpus, workers, summary ------------------------------------------------------
+
+
+DONE = re.compile(r"Done (\d+) runs in (\d+) second")
+
+
+def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
+    """Seed the corpus, run ``--jobs`` workers (each restarted, up to ``--restarts`` times,
+    when libFuzzer stops it on a hard timeout or memory limit), print the summary."""
+    corpus = Path(args.corpus) if args.corpus else Path(tempfile.mkdtemp(prefix="fuzz-corpus-"))
+    num_seeds = write_seed_corpus(corpus)
+    crash_dir = Path(args.crash_dir)
+    crash_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="fuzz-run-"))
+    per_job = [args.runs // args.jobs + (k < args.runs % args.jobs) for k in range(args.jobs)]
+    print(f"fuzzing: {num_seeds} seed files in {corpus}, {args.runs} inputs over "
+          f"{args.jobs} worker(s), crashes to {crash_dir}", flush=True)
+    started = time.monotonic()
+    done = [0] * args.jobs
+    stops: list[str] = []
+
+    def slot(k: int) -> None:
+        for attempt in range(args.restarts + 1):
+            if done[k] >= per_job[k]:
+                return
+            stats = scratch / f"worker-{k}-{attempt}.json"
+            log_path = scratch / f"worker-{k}-{attempt}.log"
+            command = [sys.executable, __file__, "--worker", "--stats-file", str(stats),
+                       "--crash-dir", str(crash_dir), "--max-mb", str(args.max_mb),
+                       "--max-seconds", str(args.max_seconds), "--formats", args.formats,
+                       *(["--stop-on-crash"] if args.stop_on_crash else []),
+                       *([] if args.coverage else ["--no-coverage"]), "--",
+                       f"-runs={per_job[k] - done[k]}", f"-seed={args.seed + k + 1000 * attempt}",
+                       f"-max_len={args.max_len}", f"-timeout={args.hard_timeout}",
+                       f"-rss_limit_mb={args.max_mb}", f"-artifact_prefix={crash_dir}/",
+                       *libfuzzer_argv, str(corpus)]
+            with open(log_path, "wb") as log:
+                returncode = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+            text = log_path.read_text(errors="replace")
+            finished = DONE.findall(text)
+            ran = (int(finished[-1][0]) if finished else
+                   json.loads(stats.read_text())["runs"] if stats.exists() else 0)
+            done[k] += ran
+            if returncode:
+                tail = "\n".join(text.splitlines()[-12:])
+                stops.append(f"worker {k} stopped (exit {returncode}) after {ran} inputs:\n{tail}")
+                print(stops[-1], file=sys.stderr, flush=True)
+                if args.stop_on_crash:
+                    return
+
+    threads = [threading.Thread(target=slot, args=(k,), daemon=True) for k in range(args.jobs)]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        for thread in threads:
+            thread.join(timeout=args.progress)
+        if any(thread.is_alive() for thread in threads) and args.progress:
+            print(f"... {time.monotonic() - started:.0f} s, at least "
+                  f"{sum(done) + _running_count(scratch)} inputs", flush=True)
+    seconds = time.monotonic() - started
+    total = sum(done)
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    crashes = sorted(p.name for p in crash_dir.glob("*.input"))
+    print(f"fuzzed {total} inputs in {seconds:.0f} s ({total / max(seconds, 1e-9):.0f}/s "
+          f"over {args.jobs} worker(s)); peak memory {peak_mb:.0f} MiB (largest worker RSS); "
+          f"{len(crashes)} crash input(s), {len(stops)} worker stop(s); crashes in "
+          f"{crash_dir}", flush=True)
+    for name in crashes:
+        print(f"  {name}")
+    if not args.corpus:
+        shutil.rmtree(corpus, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return 1 if crashes or stops else 0
+
+
+def _running_count(scratch: Path) -> int:
+    """Inputs the running workers have reported so far (their stats files)."""
+    total = 0
+    for stats in scratch.glob("worker-*.json"):
+        log = stats.with_suffix(".log")
+        if log.exists() and DONE.search(log.read_text(errors="replace")):
+            continue  # finished: already counted
+        with contextlib.suppress(OSError, ValueError):
+            total += json.loads(stats.read_text())["runs"]
+    return total
+
+
+# -- one input again: replay, minimize ---------------------------------------------------------
+
+
+def replay(path: Path, max_seconds: float) -> int:
+    try:
+        exercise(path.read_bytes(), max_seconds)
+    except Crash as crash:
+        if crash.error is not None:
+            traceback.print_exception(crash.error)
+        print(crash, file=sys.stderr)
+        return 1
+    print(f"{path}: no crash")
+    return 0
+
+
+def minimize(path: Path, max_seconds: float, out: Path | None) -> int:
+    """Delta debugging: drop chunks of the input while the same crash signature remains."""
+    data = path.read_bytes()
+
+    def signature(candidate: bytes) -> str | None:
+        try:
+            exercise(candidate, max_seconds)
+        except Crash as crash:
+            return crash.signature()
+        return None
+
+    wanted = signature(data)
+    if wanted is None:
+        print(f"{path}: no crash to minimize", file=sys.stderr)
+        return 1
+    chunk = max(len(data) // 2, 1)
+    while chunk >= 1:
+        i, shrunk = 0, False
+        while i < len(data):
+            candidate = data[:i] + data[i + chunk:]
+            if candidate and signature(candidate) == wanted:
+                data, shrunk = candidate, True
+            else:
+                i += chunk
+        if not shrunk:
+            chunk //= 2
+    target = out or path.with_suffix(".min")
+    target.write_bytes(data)
+    print(f"{wanted}: {path.stat().st_size} -> {len(data)} bytes in {target}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (arguments after ``--`` go to libFuzzer, not here)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="arguments after -- go to libFuzzer")
+    parser.add_argument("--runs", type=int, default=10_000, help="inputs in all (default "
+                        "%(default)s)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--formats", default="", help="comma-separated formats to fuzz "
+                        "(default: every readable one)")
+    parser.add_argument("--crash-dir", default="fuzz-crashes", help="where crash inputs and "
+                        "tracebacks go (default: %(default)s)")
+    parser.add_argument("--corpus", help="corpus directory to keep (default: a temporary one)")
+    parser.add_argument("--max-seconds", type=float, default=10.0, help="a verb slower than "
+                        "this on one input is a crash (default %(default)s)")
+    parser.add_argument("--hard-timeout", type=int, default=120, help="libFuzzer kills a "
+                        "worker stuck this long on one input (default %(default)s)")
+    parser.add_argument("--max-mb", type=int, default=4096, help="address-space cap of a "
+                        "worker, MiB: a larger allocation is a MemoryError crash")
+    parser.add_argument("--max-len", type=int, default=1 << 16, help="largest input, bytes")
+    parser.add_argument("--seed", type=int, default=1, help="libFuzzer's seed (worker k: +k)")
+    parser.add_argument("--no-coverage", dest="coverage", action="store_false",
+                        help="do not instrument the library for coverage: blind mutation, "
+                        "several times more inputs per second")
+    parser.add_argument("--restarts", type=int, default=20, help="times a worker stopped by "
+                        "libFuzzer (hard timeout, RSS limit) is started again")
+    parser.add_argument("--progress", type=float, default=60, help="seconds between progress "
+                        "lines (0: none)")
+    parser.add_argument("--stop-on-crash", action="store_true")
+    parser.add_argument("--replay", type=Path, help="run one input and show its traceback")
+    parser.add_argument("--minimize", type=Path, help="shrink one crash input")
+    parser.add_argument("--out", type=Path, help="where --minimize writes (default: .min)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stats-file", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ours, libfuzzer = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
+        if "--" in argv else (argv, [])
+    args = build_parser().parse_args(ours)
+    if args.replay or args.minimize:  # the workers' address-space cap, so a crash repeats
+        cap_address_space(args.max_mb)
+    if args.replay:
+        return replay(args.replay, args.max_seconds)
+    if args.minimize:
+        return minimize(args.minimize, args.max_seconds, args.out)
+    if args.worker:
+        worker(args, libfuzzer)
+        return 0
+    try:
+        import atheris  # noqa: F401
+    except ImportError:
+        print("atheris is not installed: pip install atheris", file=sys.stderr)
+        return 2
+    return run(args, libfuzzer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
