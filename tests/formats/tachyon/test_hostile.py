@@ -321,3 +321,20 @@ def test_hostile_files_given_by_path(name, verb, tmp_path):
         assert kind == "ok" and any(p.fatal and message in str(p) for p in result), result
     else:
         assert kind == "error" and result.message.startswith(message), result
+
+
+FUZZ_HEADER_TRUSTED = bytes.fromhex(
+    "4843415401000000030f020040420f0000000000e80300000000005a00000028000000000000000049000000"
+    "0000000049000000000000000100000000000000000069000000000000000000000000000000ffff")
+"""Found by tools/fuzz.py (minimised, 84 bytes): a header whose sample count the region cannot
+hold, with table offsets inside the header; read() once sized its columns from the count
+(a 4 GiB MemoryError)."""
+
+
+@pytest.mark.parametrize("verb", [*READING, "info"])
+def test_fuzz_found_header_count_allocates_nothing(verb):
+    kind, result, bounds = outcome(verb, FUZZ_HEADER_TRUSTED)
+    assert kind in ("ok", "error"), result
+    assert bounds.seconds < 5 and bounds.peak < 64 * MIB, (bounds.seconds, bounds.peak)
+    if verb in ("read", "aggregate", "iter_batches"):
+        assert kind == "error", result
