@@ -7,10 +7,11 @@ The sample regions that expand to a GiB or more are zstd frames of RLE blocks (R
 
 from __future__ import annotations
 
-import struct
+import functools
 
 from tachyon_format.formats.tachyon import zstd
 from tests.formats.tachyon.region.helpers import prefix, uleb
+from tests.formats.tachyon.region.helpers import tachyon_file as region_tests_file
 
 BLOCK_MAX = 128 << 10  # the largest zstd block
 GIB = 1 << 30
@@ -41,19 +42,8 @@ def zstd_frame(*parts: bytes | tuple[int, int]) -> bytes:
     return b"".join(out)
 
 
-def tachyon_file(region: bytes, *, sample_count: int, thread_count: int = 1,
-                 compressed: bool = True, num_frames: int = 1) -> bytes:
-    """A little-endian file around *region* (stored as given: already compressed when
-    *compressed*), with two strings and *num_frames* frames."""
-    strings = b"\x01f\x01g"
-    frames = b"".join(bytes([0, 1]) + uleb(2 * (i + 1)) + b"\x00\x02\x00\xff"
-                      for i in range(num_frames))
-    str_off = 64 + len(region)
-    frame_off = str_off + len(strings)
-    size = frame_off + len(frames) + 32
-    head = struct.pack("<4sIBBBBQQQIQQII", b"HCAT", 1, 3, 15, 2, 0, 0, 1000, sample_count,
-                       thread_count, str_off, frame_off, int(compressed), 0)
-    return head + region + strings + frames + struct.pack("<IIQ16x", 2, num_frames, size)
+tachyon_file = functools.partial(region_tests_file, compressed=True)
+"""A little-endian file around *region*, a zstd frame (the region tests' builder)."""
 
 
 def repeat_head(count: int, tid: int = 1) -> bytes:

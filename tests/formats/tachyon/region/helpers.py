@@ -53,10 +53,10 @@ ERROR_CASES = [  # (region, CPython's message), with 4 threads and 10 frames all
 
 
 # ---------------------------------------------------------------------- files
-def tachyon_file(region: bytes, *, sample_count: int, thread_count: int,
-                 num_frames: int) -> bytes:
-    """An uncompressed little-endian file around *region*: two strings, and frames whose
-    line numbers are their indices plus one."""
+def tachyon_file(region: bytes, *, sample_count: int, thread_count: int = 1,
+                 num_frames: int = 1, compressed: bool = False) -> bytes:
+    """A little-endian file around *region* (stored as given: already a zstd frame when
+    *compressed*): two strings, and frames whose line numbers are their indices plus one."""
     strings = b"\x01f\x01g"
     frames = b"".join(bytes([0, 1]) + uleb(2 * (i + 1)) + b"\x00\x02\x00\xff"
                       for i in range(num_frames))
@@ -64,7 +64,7 @@ def tachyon_file(region: bytes, *, sample_count: int, thread_count: int,
     frame_off = str_off + len(strings)
     size = frame_off + len(frames) + 32
     head = struct.pack("<4sIBBBBQQQIQQII", b"HCAT", 1, 3, 15, 2, 0, 0, 1000, sample_count,
-                       thread_count, str_off, frame_off, 0, 0)
+                       thread_count, str_off, frame_off, int(compressed), 0)
     return head + region + strings + frames + struct.pack("<IIQ16x", 2, num_frames, size)
 
 
