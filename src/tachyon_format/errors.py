@@ -29,14 +29,8 @@ class FormatError(ValueError):
         super().__init__(self._describe())
 
     def _describe(self) -> str:
-        where = []
-        if self.offset is not None:
-            where.append(f"{'region ' if self.region else ''}offset {self.offset}")
-        if self.record is not None:
-            where.append(f"record {self.record}")
-        if self.path:
-            where.append(self.path)
-        return f"{self.message} ({', '.join(where)})" if where else self.message
+        return located(self.message, offset=self.offset, record=self.record, path=self.path,
+                       region=self.region)
 
 
 class LimitError(FormatError):
@@ -47,3 +41,17 @@ class LimitError(FormatError):
         self.limit = limit
         self.value = value
         super().__init__(message, **where)
+
+
+def located(text: str, *, offset: int | None, record: int | None, path: str | None,
+            region: bool) -> str:
+    """*text* followed by where it applies: ``(region offset 12, record 3, header -> x)``;
+    the one wording of a place in a file, for errors and for validate's problems."""
+    where = []
+    if offset is not None:
+        where.append(f"{'region ' if region else ''}offset {offset}")
+    if record is not None:
+        where.append(f"record {record}")
+    if path:
+        where.append(path)
+    return f"{text} ({', '.join(where)})" if where else text

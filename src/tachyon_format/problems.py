@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from .errors import FormatError
+from .errors import FormatError, located
 
 Severity = Literal["unreadable", "inconsistent", "note"]
 SEVERITIES: tuple[Severity, ...] = ("unreadable", "inconsistent", "note")
@@ -42,17 +42,11 @@ class Problem:
     found: str | None = None
 
     def __str__(self) -> str:
-        where = []
-        if self.offset is not None:
-            where.append(f"{'region ' if self.region else ''}offset {self.offset}")
-        if self.record is not None:
-            where.append(f"record {self.record}")
-        if self.field:
-            where.append(self.field)
         text = self.message
         if self.expected is not None or self.found is not None:
             text += f": expected {self.expected}, found {self.found}"
-        text = f"{text} ({', '.join(where)})" if where else text
+        text = located(text, offset=self.offset, record=self.record, path=self.field,
+                       region=self.region)
         return text if self.severity == "unreadable" else f"{self.severity}: {text}"
 
     @property
