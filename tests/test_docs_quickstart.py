@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shlex
 
@@ -12,7 +10,8 @@ import pytest
 
 import tachyon_format
 from tachyon_format.cli.main import build_parser
-from tests.helpers.paths import DATA_DIR, REPO
+from tests.helpers.docs_pages import run_in_order
+from tests.helpers.paths import REPO
 
 PAGE = REPO / "docs" / "quickstart.md"
 TEXT = PAGE.read_text(encoding="utf-8")
@@ -20,13 +19,7 @@ TEXT = PAGE.read_text(encoding="utf-8")
 
 def test_python_blocks_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "profile.bin").write_bytes((DATA_DIR / "threads_wall_zstd.bin").read_bytes())
-    namespace: dict = {}
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        for index, block in enumerate(re.findall(r"```python\n(.*?)```", TEXT, re.S)):
-            exec(compile(block, f"{PAGE.name} block {index}", "exec"), namespace)
-    assert "Condition.wait" in printed.getvalue()
+    assert "Condition.wait" in run_in_order(PAGE, tmp_path)
     for name in ("flame.html", "timeline.html", "profile.pb.gz", "profile.speedscope.json",
                  "profile.gecko.json", "profile.trace.json", "profile.collapsed"):
         assert (tmp_path / name).stat().st_size > 0, name

@@ -3,13 +3,11 @@ page says they print), its links resolve, and its table names every check's mess
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import tachyon_format
-from tests.helpers.docs_pages import links_resolve
-from tests.helpers.paths import DATA_DIR, REPO
+from tests.helpers.docs_pages import links_resolve, run_in_order
+from tests.helpers.paths import REPO
 
 PAGE = REPO / "docs" / "validation.md"
 TEXT = PAGE.read_text(encoding="utf-8")
@@ -17,13 +15,7 @@ TEXT = PAGE.read_text(encoding="utf-8")
 
 def test_python_blocks_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "profile.bin").write_bytes((DATA_DIR / "threads_wall_zstd.bin").read_bytes())
-    namespace: dict = {}
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        for index, block in enumerate(re.findall(r"```python\n(.*?)```", TEXT, re.S)):
-            exec(compile(block, f"{PAGE.name} block {index}", "exec"), namespace)
-    out = printed.getvalue()
+    out = run_in_order(PAGE, tmp_path)
     assert "inconsistent the footer's file size is not the file's size" in out
     assert "unreadable Invalid profiling mode in header: 7 60" in out
     assert "the file ends inside the sample region" in out

@@ -37,6 +37,18 @@ def run_examples(page: Path, directory: Path, *, profile_name: str = "python.bin
                     assert word in out.getvalue(), line
 
 
+def run_in_order(page: Path, directory: Path) -> str:
+    """Run *page*'s Python blocks in order in one namespace, in *directory* (the current
+    one) with a Tachyon golden file there as ``profile.bin``; what they printed."""
+    shutil.copyfile(DATA_DIR / "threads_wall_zstd.bin", directory / "profile.bin")
+    namespace: dict = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for index, block in enumerate(python_blocks(page.read_text(encoding="utf-8"))):
+            exec(compile(block, f"{page.name} block {index}", "exec"), namespace)
+    return printed.getvalue()
+
+
 def options_documented(page: Path, function: Callable, *, besides: set[str]) -> None:
     """Every keyword of *function* but *besides* is named on *page* as code."""
     text = page.read_text(encoding="utf-8")
