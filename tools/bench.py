@@ -45,15 +45,21 @@ SYNTHETIC = {
     "norepeat-5m": ("norepeat", 5_000_000, 7),
     "mixed-20m": ("mixed", 20_000_000, 20),
 }
-# name -> (workload script under tools/bench/, seconds); recorded at 20 kHz, all threads.
-# The 20-second recordings are the default; the 4-second ones (a few hundred thousand
-# samples, read in tens of milliseconds, where fixed costs weigh most) are run on request
-# and by --quick.
+# name -> (workload script under tools/bench/, seconds, rate, extra profiler flags), all
+# threads. The 20-second recordings are the default; the 4-second ones (a few hundred
+# thousand samples, read in tens of milliseconds, where fixed costs weigh most) are run on
+# request and by --quick. real-server is the long many-thread program users have (over two
+# minutes, 24 threads); real-recursion the deep stacks (up to some 230 frames);
+# real-native-opcodes the <native> frames and opcodes; real-stdlib-raw an uncompressed file.
 REAL = {
-    "real-threads": ("workload_threads.py", 20),
-    "real-deep": ("workload_deep.py", 20),
-    "real-threads-4s": ("workload_threads.py", 4),
-    "real-deep-4s": ("workload_deep.py", 4),
+    "real-threads": ("workload_threads.py", 20, "20khz", ()),
+    "real-deep": ("workload_deep.py", 20, "20khz", ()),
+    "real-server": ("workload_server.py", 130, "2khz", ()),
+    "real-recursion": ("workload_recursion.py", 30, "10khz", ()),
+    "real-native-opcodes": ("workload_threads.py", 30, "10khz", ("--native", "--opcodes")),
+    "real-stdlib-raw": ("workload_stdlib.py", 30, "10khz", ("--compression", "none")),
+    "real-threads-4s": ("workload_threads.py", 4, "20khz", ()),
+    "real-deep-4s": ("workload_deep.py", 4, "20khz", ()),
 }
 SHORT_REAL = ("real-threads-4s", "real-deep-4s")
 ALL_INPUTS = (*SYNTHETIC, *REAL)
@@ -65,7 +71,6 @@ PPROF_INPUTS = ("mixed-1m", "mixed-5m", "real-threads", "real-deep", "real-threa
                 "real-deep-4s")  # tools/bench/pprof_bench.py
 CONVERT_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m", "real-threads", "real-deep",
                   "real-threads-4s", "real-deep-4s")  # tools/bench/convert_bench.py
-PROFILE_RATE = "20khz"
 
 _T0 = time.perf_counter()
 
@@ -322,9 +327,12 @@ def recipe(name: str) -> dict:
     if name in SYNTHETIC:
         kind, samples, seed = SYNTHETIC[name]
         return {"kind": kind, "samples": samples, "seed": seed, "generator": _sha(SYNTH)}
-    script, seconds = REAL[name]
-    return {"workload": script, "seconds": seconds, "rate": PROFILE_RATE,
-            "source": _sha(BENCH / script)}
+    script, seconds, rate, flags = REAL[name]
+    recipe = {"workload": script, "seconds": seconds, "rate": rate,
+              "source": _sha(BENCH / script)}
+    if flags:
+        recipe["flags"] = list(flags)
+    return recipe
 
 
 def _meta_path(data_dir: Path, name: str) -> Path:
@@ -352,11 +360,12 @@ def describe(data_dir: Path, name: str) -> dict:
 
 
 def _record_real(ref: str, data_dir: Path, name: str, attempts: int = 3) -> None:
-    script, seconds = REAL[name]
+    script, seconds, rate, flags = REAL[name]
     out = (data_dir / f"{name}.bin").resolve()
     for attempt in range(1, attempts + 1):
-        log(f"recording {name}: {script} for {seconds} s at {PROFILE_RATE} (attempt {attempt})")
-        cmd = [ref, "-m", "profiling.sampling", "run", "-a", "-r", PROFILE_RATE, "--binary",
+        log(f"recording {name}: {script} for {seconds} s at {rate} {' '.join(flags)}"
+            f" (attempt {attempt})")
+        cmd = [ref, "-m", "profiling.sampling", "run", "-a", "-r", rate, *flags, "--binary",
                "-o", str(out), str(BENCH / script), str(seconds)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=data_dir)
         check = [ref, "-c", "import sys, _remote_debugging as r; "

@@ -5,18 +5,45 @@
 #   bash tools/dev.sh test      # install (with the reference CPython 3.15), run the test suite
 #
 # Idempotent: the virtual environments (.venv, .venv-3.15) and the reference interpreter are
-# reused when present. Needs Python >= 3.11 as `python3`; the test command needs root for
-# apt-get (it installs the reference CPython 3.15 from Debian's packages).
+# reused when present. Needs Python >= 3.11 as `python3`. Both commands build the compiled
+# record walk (Cython, from PyPI, and a C compiler with the interpreter's headers: as root,
+# Debian's build-essential and python3-dev are installed when missing; without them the
+# package installs with its numpy decoder only). The test command also installs, as root,
+# the reference CPython 3.15 with its headers (from Debian's packages, into a private
+# directory) and the peer tools the tests use as oracles (see README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 example=tests/data/threads_wall_zstd.bin
 
+# A C compiler and the headers of the interpreter $1, for the compiled record walk
+build_tools() {
+    local include
+    include=$("$1" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    if command -v cc >/dev/null && [ -f "$include/Python.h" ]; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "warning: no C compiler or no Python headers, and not root: tachyon-format" \
+            "will use its numpy decoder" >&2
+        return 0
+    fi
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends build-essential python3-dev; } >&2 \
+        || echo "warning: could not install a C compiler and Python headers" >&2
+}
+
 dev_env() {
     if [ ! -x .venv/bin/python ]; then
         python3 -m venv .venv
     fi
+    build_tools .venv/bin/python
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+}
+
+# Which decoder reads the sample region in the interpreter $1 (the compiled walk, where built)
+decoder_of() {
+    "$1" -c 'import tachyon_format as t; i = t.decoder_info(); print(i["active"])'
 }
 
 # The suite under CPython 3.15 itself: the people producing these files run 3.15.
@@ -37,7 +64,9 @@ reference_env() {
         .venv-3.15/bin/python "$wheel/pip" install -q --disable-pip-version-check "$wheel"
         rm -rf "$wheels"
     fi
-    .venv-3.15/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+    # Debian's pyconfig.h includes a multiarch header found from the private usr/include
+    CFLAGS="-I$(dirname "$(dirname "$python")")/include ${CFLAGS:-}" \
+        .venv-3.15/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
 }
 
 # The real tools that read or make the other formats, as test oracles: Go's pprof (reads
@@ -103,11 +132,38 @@ test)
         echo "warning: no reference CPython 3.15; tests that need it will be skipped" >&2
         reference=""
     fi
-    .venv/bin/python -m pytest -q -p no:cacheprovider --slow
+    # every pass runs, and the summary at the end says which failed
+    failed=()
+    run_pass() {
+        local name=$1
+        shift
+        echo "== $name" >&2
+        if "$@"; then
+            echo "== $name: passed" >&2
+        else
+            echo "== $name: FAILED" >&2
+            failed+=("$name")
+        fi
+    }
+    run_pass "Python $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])'), the $(decoder_of .venv/bin/python) decoder" \
+        .venv/bin/python -m pytest -q -p no:cacheprovider --slow
+    # the numpy decoder, where the compiled walk is built: the readers' tests once more
+    # (the decoders' own tests compare every decoder in every pass)
+    if [ "$(decoder_of .venv/bin/python)" = compiled ]; then
+        run_pass "the numpy decoder forced (TACHYON_FORMAT_DECODER=numpy)" \
+            env TACHYON_FORMAT_DECODER=numpy .venv/bin/python -m pytest -q -p no:cacheprovider \
+            tests/formats/tachyon tests/test_api.py
+    fi
     if [ -n "$reference" ]; then
         reference_env "$reference"
-        .venv-3.15/bin/python -m pytest -q -p no:cacheprovider --slow
+        run_pass "CPython $("$reference" -c 'import sys; print(sys.version.split()[0])'), the $(decoder_of .venv-3.15/bin/python) decoder" \
+            .venv-3.15/bin/python -m pytest -q -p no:cacheprovider --slow
     fi
+    if [ ${#failed[@]} -gt 0 ]; then
+        printf '== failed: %s\n' "${failed[@]}" >&2
+        exit 1
+    fi
+    echo "== all passes passed" >&2
     ;;
 *)
     sed -n '2,10p' "$0"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install the reference CPython 3.15 (the Tachyon writer/reader oracle) from Debian sid's
-# binary packages into a private prefix, without touching the system's packages.
+# binary packages into a private prefix, without touching the system's packages; with its
+# C headers (libpython3.15-dev, same source), so that the compiled record walk builds for it
+# (build with CFLAGS=-I<prefix>/root/usr/include: Debian's pyconfig.h includes a multiarch
+# header from there).
 #
 #   tools/install-reference-cpython.sh [PREFIX]
 #
@@ -11,7 +14,10 @@ set -euo pipefail
 
 prefix=${1:-${TACHYON_REFERENCE_PREFIX:-$HOME/.cache/tachyon-format/cpython-3.15}}
 python="$prefix/root/usr/bin/python3.15"
-check() { "$python" -c 'import _remote_debugging as r, sys; assert r.zstd_available(); print(sys.version.split()[0])' >/dev/null 2>&1; }
+check() {
+    "$python" -c 'import _remote_debugging as r, sys; assert r.zstd_available(); print(sys.version.split()[0])' >/dev/null 2>&1 \
+        && [ -f "$prefix/root/usr/include/python3.15/Python.h" ]
+}
 
 if check; then
     echo "$python"
@@ -21,7 +27,7 @@ fi
 packages=(python3.15 python3.15-minimal libpython3.15 libpython3.15-minimal libpython3.15-stdlib
           libpython3.15-testsuite libc6 libzstd1 libssl3t64 libexpat1 libffi8 zlib1g libgcc-s1
           liblzma5 libbz2-1.0 libsqlite3-0 libncursesw6 libtinfo6 libreadline8t64 libuuid1
-          libmpdec4 libstdc++6)
+          libmpdec4 libstdc++6 libpython3.15-dev python3.15-dev)
 
 if ! command -v patchelf >/dev/null; then
     apt-get update -qq >&2

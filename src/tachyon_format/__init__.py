@@ -21,6 +21,7 @@ from .formats import FORMATS, Format
 from .problems import Problem
 
 if TYPE_CHECKING:
+    from .formats.tachyon.region.engines import decoder_info
     from .formats.tachyon.writer import Writer
     from .model import (
         Frames,
@@ -54,6 +55,7 @@ __all__ = [
     "Writer",
     "convert",
     "base_opcode",
+    "decoder_info",
     "base_opcode_name",
     "info",
     "iter_batches",
@@ -72,6 +74,7 @@ _LAZY = {
     **dict.fromkeys(("base_opcode", "base_opcode_name", "opcode_name"), "schema.opcodes"),
     "ThreadStatus": "schema.tachyon",
     "Writer": "formats.tachyon.writer",
+    "decoder_info": "formats.tachyon.region.engines",
 }
 """Names whose modules need numpy or construct: they load on first use, so that ``import
 tachyon_format`` (and the command line's ``--help``) costs a few milliseconds."""

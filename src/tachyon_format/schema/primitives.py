@@ -158,6 +158,23 @@ class Ints:
         return Ints(cs.Int8ub, cs.Int32ub, cs.Int64ub, cs.Float64b)
 
 
+def fixed_offsets(struct: cs.Construct) -> dict[str, int]:
+    """The byte offset of each named field of *struct* that follows only fixed-size fields
+    (so that code which reads a field where it lies takes its offset from the declaration,
+    not typed again by hand)."""
+    while isinstance(struct, cs.Renamed):
+        struct = struct.subcon
+    offsets, at = {}, 0
+    for field in struct.subcons:
+        if field.name:
+            offsets[field.name] = at
+        try:
+            at += field.sizeof()
+        except cs.SizeofError:
+            break
+    return offsets
+
+
 def bits_of(order: ByteOrder, bit_struct: cs.Construct) -> cs.Construct:
     """A BitStruct over a multi-byte word: construct reads bits in stream order (big-endian),
     so a little-endian word is byte-swapped first."""

@@ -56,7 +56,7 @@ class TachyonFile:
     """The memory map of the file when it was opened by path (closed by :meth:`close`)."""
     max_region_size: int = MAX_DECOMPRESSED_SIZE
     """The most a zstd sample region may decompress to (CPython's reader: 2**30 bytes)."""
-    _region: bytes | None = field(default=None, repr=False)
+    _region: list[bytes] | None = field(default=None, repr=False)  # decompressed, kept
     _region_size: int | None = field(default=None, repr=False)
 
     # -- header-level facts -----------------------------------------------------------
@@ -123,22 +123,25 @@ class TachyonFile:
         """The logical (decompressed) sample region in chunks of at most ``chunk_size``,
         streamed from the file unless :meth:`load_region` already decompressed it."""
         start, end = self.region_span
-        raw = memoryview(self.data)[start:end] if self._region is None else memoryview(
-            self._region)
         if self.compressed and self._region is None:
-            yield from zstd.iter_decompress(raw, chunk_size=chunk_size, file_offset=start,
+            yield from zstd.iter_decompress(memoryview(self.data)[start:end],
+                                            chunk_size=chunk_size, file_offset=start,
                                             limit=self.max_region_size)
-        else:
-            for offset in range(0, len(raw), chunk_size):
-                yield raw[offset : offset + chunk_size]
+            return
+        pieces = [memoryview(self.data)[start:end]] if self._region is None else self._region
+        for piece in pieces:
+            view = memoryview(piece)
+            for offset in range(0, len(view), chunk_size):
+                yield view[offset : offset + chunk_size]
 
     def region(self) -> memoryview | bytes:
         """The whole logical sample region (decompressed when needed)."""
         if self._region is not None:
-            return self._region
+            return self._region[0] if len(self._region) == 1 else b"".join(self._region)
         start, end = self.region_span
         if self.compressed:
-            return zstd.decompress(memoryview(self.data)[start:end], limit=self.max_region_size)
+            return zstd.decompress(memoryview(self.data)[start:end], limit=self.max_region_size,
+                                   file_offset=start)
         return memoryview(self.data)[start:end]
 
     def region_size(self) -> int:
@@ -151,7 +154,7 @@ class TachyonFile:
             if not self.compressed:
                 self._region_size = end - start
             elif self._region is not None:
-                self._region_size = len(self._region)
+                self._region_size = sum(len(piece) for piece in self._region)
             else:
                 self._region_size, kept = zstd.decompressed_size(
                     memoryview(self.data)[start:end], limit=self.max_region_size,
@@ -161,9 +164,13 @@ class TachyonFile:
 
     def load_region(self) -> None:
         """Decompress the whole sample region now and keep it (CPython's reader does this at
-        open, so that a corrupt frame fails before the tables are read: check 14)."""
+        open, so that a corrupt frame fails before the tables are read: check 14), in
+        pieces (never copied to be joined)."""
         if self.compressed and self._region is None:
-            self._region = bytes(self.region())
+            start, end = self.region_span
+            self._region = list(zstd.iter_decompress(
+                memoryview(self.data)[start:end], chunk_size=KEEP_REGION, file_offset=start,
+                limit=self.max_region_size))
 
     def load_tables(self) -> None:
         """Parse the string and frame tables, each count checked right before its table
@@ -199,7 +206,7 @@ class TachyonFile:
 
 def open_file(
     source: Source, *, tables: bool = True, legacy_layouts: bool = True,
-    max_region_size: int = MAX_DECOMPRESSED_SIZE,
+    max_region_size: int = MAX_DECOMPRESSED_SIZE, keep_region: bool = False,
 ) -> TachyonFile:
     """Check and parse everything but the sample region's records
     (docs/format/reader.md#checks-at-open, checks 1-20).
@@ -209,7 +216,8 @@ def open_file(
     ``tables=False`` skips that and leaves the string and frame tables (and their count
     checks) for :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`:
     O(1) in the file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2,
-    as CPython does.
+    as CPython does. ``keep_region``: keep the decompressed region (for a reader that
+    needs all of it: decompressed once, not once for its size and again for its records).
     """
     data, name, mapping = _load(source)
     try:
@@ -217,6 +225,8 @@ def open_file(
         meta.name, meta.mapping = name, mapping
         meta.max_region_size = max_region_size
         if tables:
+            if keep_region:
+                meta.load_region()
             meta.region_size()  # zstd: CPython decompresses (check 14) before the tables
             meta.load_tables()
         return meta

@@ -4,10 +4,11 @@ Pipeline:
 1. ``file.open_file`` checks the header, statistics, footer and tables
    (docs/format/reader.md#checks-at-open);
 2. the sample region is streamed in chunks (decompressed with a size cap when zstd);
-3. ``region.decoder.SampleDecoder`` decodes each chunk with numpy kernels, growing one shared stack
-   prefix tree, and appends the samples and records to ``region.columns.GrowingColumns``: for
-   ``read`` arrays sized from the header's sample count (bounded by what the region can
-   hold), for ``iter_batches`` a pending batch that is handed out when full.
+3. a decoder of the region (:mod:`.region.engines`: the compiled record walk where it was
+   built, else the numpy decoder) decodes each chunk, growing one shared stack prefix tree,
+   and appends the samples and records to ``region.columns.GrowingColumns``: for ``read``
+   arrays sized from the header's sample count (bounded by what the region can hold and by
+   ``max_samples``), for ``iter_batches`` a pending batch that is handed out when full.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from tachyon_format.schema import tachyon as spec
 
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, open_file
+from .region import engines
 from .region.columns import GrowingColumns
-from .region.counting import SampleCounts
-from .region.decoder import SampleDecoder
 from .settings import MAX_DECOMPRESSED_SIZE
 from .tables import frame_strings_ok
 
@@ -44,6 +44,7 @@ def read(
     max_samples: int = MAX_SAMPLES,
     max_region_size: int = MAX_DECOMPRESSED_SIZE,
     progress: Callable[[int, int], object] | None = None,
+    engine: str | None = None,
 ) -> Profile:
     """The whole profile as columns, exactly as CPython's ``BinaryReader.replay`` delivers it.
 
@@ -68,14 +69,20 @@ def read(
     region (CPython's 1 GiB by default).
 
     *progress*: called after each chunk as ``progress(samples_decoded, header_sample_count)``
-    (for a progress bar; the header's count is what the file claims)."""
-    with _opened(source, max_region_size) as meta:
-        decoder = _decoder(meta, threads)
+    (for a progress bar; the header's count is what the file claims).
+
+    *engine*: the region's decoder, ``compiled`` or ``numpy`` (:func:`decoder_info
+    <tachyon_format.decoder_info>`; by default the compiled walk where it was built)."""
+    with _opened(source, max_region_size, keep_region=True) as meta:
+        meta.load_region()  # (decompressed once and kept: the columns are larger anyway)
+        decoder = _decoder(meta, threads, aggregate, engine)
         if not aggregate:
             _check_declared_samples(meta, max_samples)
-        samples = (SampleCounts() if aggregate
-                   else GrowingColumns.samples(_sample_capacity(meta, max_samples)))
-        records = GrowingColumns.records()
+        samples = (decoder.sample_counts() if aggregate else GrowingColumns.samples(
+            _sample_capacity(meta, max_samples), limit=max_samples,
+            on_limit=lambda: _rows_error("samples", max_samples)))
+        records = GrowingColumns.records(limit=max_samples,
+                                         on_limit=lambda: _rows_error("records", max_samples))
         for chunk, final in _with_last(meta.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
             _check_rows(0 if aggregate else decoder.total_samples, records.size, max_samples)
@@ -92,6 +99,7 @@ def iter_batches(
     threads: bool | None = None,
     max_region_size: int = MAX_DECOMPRESSED_SIZE,
     progress: Callable[[int, int], object] | None = None,
+    engine: str | None = None,
 ) -> Iterator[Profile]:
     """The profile as successive batches of at most ``samples_per_batch`` samples.
 
@@ -103,12 +111,12 @@ def iter_batches(
     the last batch. When the data is malformed, the samples decoded before the bad record
     come as a last batch, then the :class:`~tachyon_format.FormatError` is raised (as
     CPython's ``replay()`` delivers them before it fails). *source*, *threads* and
-    *max_region_size* and *progress* as for :func:`read`. A batch also ends at
+    *max_region_size*, *progress* and *engine* as for :func:`read`. A batch also ends at
     ``samples_per_batch`` records (a region may hold records without samples)."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
     with _opened(source, max_region_size) as meta:
-        decoder = _decoder(meta, threads)
+        decoder = _decoder(meta, threads, False, engine)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
         pending = GrowingColumns.samples(samples_per_batch)
@@ -137,18 +145,22 @@ def iter_batches(
 
 
 @contextlib.contextmanager
-def _opened(source: Source | TachyonFile, max_region_size: int) -> Iterator[TachyonFile]:
+def _opened(source: Source | TachyonFile, max_region_size: int,
+            keep_region: bool = False) -> Iterator[TachyonFile]:
     """An open file for *source*: opened (and closed) here, or the caller's own."""
     if isinstance(source, TachyonFile):
         yield source
         return
-    with open_file(source, max_region_size=max_region_size) as meta:
+    with open_file(source, max_region_size=max_region_size,
+                   keep_region=keep_region) as meta:
         yield meta
 
 
-def _decoder(meta: TachyonFile, threads: bool | None) -> SampleDecoder:
+def _decoder(meta: TachyonFile, threads: bool | None, aggregate: bool, engine: str | None):
     assert meta.frames is not None
-    return SampleDecoder(
+    return engines.new_decoder(
+        engine=engine,
+        aggregate=aggregate,
         order=meta.order,
         start_time_us=meta.start_time_us,
         thread_count=meta.thread_count,
@@ -191,11 +203,14 @@ def _check_declared_samples(meta: TachyonFile, max_samples: int) -> None:
 
 def _check_rows(samples: int, records: int, max_samples: int) -> None:
     if samples > max_samples:
-        raise _limit_error(f"The region holds more than {max_samples} samples", max_samples,
-                           region=True)
+        raise _rows_error("samples", max_samples)
     if records > max_samples:
-        raise _limit_error(f"The region holds more than {max_samples} records", max_samples,
-                           region=True)
+        raise _rows_error("records", max_samples)
+
+
+def _rows_error(what: str, max_samples: int) -> LimitError:
+    return _limit_error(f"The region holds more than {max_samples} {what}", max_samples,
+                        region=True)
 
 
 def _limit_error(what: str, max_samples: int, **where) -> LimitError:
@@ -220,7 +235,7 @@ def _check_sample_count(meta: TachyonFile, decoded: int) -> None:
         )
 
 
-def _profile(meta: TachyonFile, decoder: SampleDecoder, samples: Samples, records: Records):
+def _profile(meta: TachyonFile, decoder, samples: Samples, records: Records):
     interpreter_id, thread_id = decoder.threads
     assert meta.frames is not None and meta.strings is not None
     frames: Frames = meta.frames

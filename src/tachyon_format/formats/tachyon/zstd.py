@@ -146,21 +146,26 @@ def first_content_size(view: memoryview) -> int | None:
 
 
 def decompressed_size(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE,
-                      file_offset: int = HEADER_SIZE, keep: int = 0) -> tuple[int, bytes | None]:
+                      file_offset: int = HEADER_SIZE, keep: int = 0
+                      ) -> tuple[int, list[bytes] | None]:
     """The size of the decompressed region, found by decompressing it (the writer records it
-    nowhere), with every check of :func:`iter_decompress`; and the region itself when it
-    is at most *keep* bytes (else None: it was not kept)."""
+    nowhere), with every check of :func:`iter_decompress`; and the region itself, in pieces,
+    when it is at most *keep* bytes (else None: it was not kept)."""
     size, kept = 0, []
     for chunk in iter_decompress(data, chunk_size=16 << 20, limit=limit,
                                  file_offset=file_offset):
         size += len(chunk)
         if size <= keep:
             kept.append(chunk)
-    return size, (b"".join(kept) if size <= keep else None)
+    return size, (kept if size <= keep else None)
 
 
-def decompress(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE) -> bytes:
-    return b"".join(iter_decompress(data, limit=limit))
+def decompress(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED_SIZE,
+               file_offset: int = HEADER_SIZE) -> bytes:
+    """The whole decompressed data, with the checks of :func:`iter_decompress` (one piece per
+    frame, so that the usual single frame is not copied again to be joined)."""
+    return b"".join(iter_decompress(data, chunk_size=limit + 1, limit=limit,
+                                    file_offset=file_offset))
 
 
 def _error(message: str, offset: int) -> FormatError:

@@ -1,5 +1,6 @@
 """Shared by the region tests: region and file builders, random record streams, and the
-comparison of the vectorised decoder with the reference decoder (``region.scan``)."""
+comparison of every decoder of the region (the numpy decoder, the record walk compiled where
+it is built and interpreted) with the reference decoder (``region.scan``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon import zstd
-from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, stack_frames
+from tachyon_format.formats.tachyon.region import engines
+from tachyon_format.formats.tachyon.region.decoder import stack_frames
 from tachyon_format.formats.tachyon.region.scan import DecodedRegion, decode_region
 from tests.helpers.models import U64, canonical, scalar_uleb128
 
@@ -147,11 +149,17 @@ def reference_or_error(region: bytes, **kwargs) -> DecodedRegion | tuple:
         return ("error", exc.message, exc.offset, exc.record)
 
 
-def vectorised_or_error(region: bytes, chunks: list[int] | None = None,
-                        threads: bool | None = None, **kwargs) -> DecodedRegion | tuple:
-    """The vectorised decode (fed in chunks cut at *chunks*), as a :class:`DecodedRegion`,
+DECODERS = ["numpy", "interpreted", *(["compiled"] if engines.decoder_info()["compiled"]
+                                      else [])]
+"""The decoders under test: every one this installation has."""
+
+
+def decoded_or_error(region: bytes, chunks: list[int] | None = None,
+                     threads: bool | None = None, engine: str = "numpy",
+                     **kwargs) -> DecodedRegion | tuple:
+    """The decode of *engine* (fed in chunks cut at *chunks*), as a :class:`DecodedRegion`,
     or ``("error", message, offset, record)``."""
-    dec = SampleDecoder(**kwargs, threads=threads)
+    dec = engines.new_decoder(engine=engine, **kwargs, threads=threads)
     try:
         if chunks is None:
             batches = [dec.decode(region, final=True)]
@@ -196,12 +204,16 @@ def assert_same(got, expected) -> None:
     assert got.stats == expected.stats
 
 
-def compare(region: bytes, *, chunks=None, threads=None, **kwargs):
-    """The reference and the vectorised decode of *region* must be equal; returns the
+def compare(region: bytes, *, chunks=None, threads=None, decoders=DECODERS, **kwargs):
+    """The reference's decode of *region* and every decoder's must be equal; returns the
     reference's."""
     expected = reference_or_error(region, **kwargs)
-    assert_same(vectorised_or_error(region, chunks=chunks, threads=threads, **kwargs),
-                expected)
+    for engine in decoders:
+        got = decoded_or_error(region, chunks=chunks, threads=threads, engine=engine, **kwargs)
+        try:
+            assert_same(got, expected)
+        except AssertionError as exc:
+            raise AssertionError(f"the {engine} decoder differs: {exc}") from exc
     return expected
 
 

@@ -9,6 +9,7 @@ cost as much as the decoding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,36 +42,58 @@ class SampleBatch:
 
 
 class GrowingColumns:
-    """Equal-length column arrays with amortised appends (a numpy twin of ``list.extend``)."""
+    """Equal-length column arrays with amortised appends (a numpy twin of ``list.extend``).
 
-    def __init__(self, dtypes: dict[str, Any], capacity: int) -> None:
+    *limit*: the rows they may ever hold; growing past it calls *on_limit* (which raises)
+    before any memory is taken."""
+
+    def __init__(self, dtypes: dict[str, Any], capacity: int, *, limit: int | None = None,
+                 on_limit: Callable[[], BaseException] | None = None) -> None:
         self._arrays = {name: np.empty(max(capacity, 16), dtype) for name, dtype in dtypes.items()}
         self.size = 0
+        self.limit = limit
+        self._on_limit = on_limit
 
     @classmethod
-    def samples(cls, capacity: int = 1024) -> GrowingColumns:
-        return cls(SAMPLE_COLUMNS, capacity)
+    def samples(cls, capacity: int = 1024, **limit) -> GrowingColumns:
+        return cls(SAMPLE_COLUMNS, capacity, **limit)
 
     @classmethod
-    def records(cls, capacity: int = 1024) -> GrowingColumns:
-        return cls(RECORD_COLUMNS, capacity)
+    def records(cls, capacity: int = 1024, **limit) -> GrowingColumns:
+        return cls(RECORD_COLUMNS, capacity, **limit)
 
     @property
     def capacity(self) -> int:
         return len(next(iter(self._arrays.values())))
 
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` more rows: the capacity at least doubles (up to the limit)."""
+        needed = self.size + n
+        if needed <= self.capacity:
+            return
+        capacity = max(needed, 2 * self.capacity)
+        if self.limit is not None:
+            if needed > self.limit:
+                raise (self._on_limit() if self._on_limit is not None
+                       else MemoryError(f"more than {self.limit} rows"))
+            capacity = min(capacity, max(self.limit, 16))
+        for name, array in self._arrays.items():
+            grown = np.empty(capacity, array.dtype)
+            grown[: self.size] = array[: self.size]
+            self._arrays[name] = grown
+
     def append(self, n: int) -> dict[str, np.ndarray]:
         """Views of ``n`` new rows at the end, for the caller to fill."""
+        self.reserve(n)
         needed = self.size + n
-        if needed > self.capacity:
-            capacity = max(needed, 2 * self.capacity)
-            for name, array in self._arrays.items():
-                grown = np.empty(capacity, array.dtype)
-                grown[: self.size] = array[: self.size]
-                self._arrays[name] = grown
         views = {name: array[self.size : needed] for name, array in self._arrays.items()}
         self.size = needed
         return views
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The whole arrays, spare rows included, for a writer that fills rows from
+        :attr:`size` on and then sets :attr:`size`."""
+        return self._arrays
 
     def view(self, name: str) -> np.ndarray:
         return self._arrays[name][: self.size]

@@ -124,6 +124,12 @@ class SampleDecoder:
         """Counters with the keys and meaning of CPython's ``BinaryReader.get_stats()``."""
         return self._committer.counts.as_stats()
 
+    @staticmethod
+    def sample_counts() -> SampleCounts:
+        """Where ``decode_into`` counts the samples, instead of sample columns
+        (``read(..., aggregate=True)``)."""
+        return SampleCounts()
+
     # ------------------------------------------------------------------ driver
     def decode(self, data: bytes | memoryview | np.ndarray, *, final: bool) -> SampleBatch:
         """Decode every complete record of (carried-over tail + *data*) into a new batch;

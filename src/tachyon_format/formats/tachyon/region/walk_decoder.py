@@ -1,0 +1,213 @@
+"""The record walk (:mod:`.walk`) behind the interface of the vectorised decoder
+(:class:`.decoder.SampleDecoder`): chunks of the region in, columns or counts out.
+
+* Chunks: the walk stops at a record cut by the end of a chunk (or inside a REPEAT's
+  entries, which it carries on with); those few bytes (a record is at most 1,314 bytes, a
+  REPEAT entry 11) wait for the next chunk, joined to its first :data:`JOIN` bytes, so that
+  no chunk is ever copied whole.
+* Columns: the walk writes into the caller's :class:`.columns.GrowingColumns` and stops when
+  they are full; they grow here (within their limit) and the walk goes on.
+* Counts (``read(..., aggregate=True)``): the walk counts the samples per distinct (stack,
+  thread, status) itself; :meth:`WalkDecoder.sample_counts` is their view for the reader.
+* Errors: CPython's message, with the region offset and the number of the record, as a
+  :class:`~tachyon_format.FormatError`; the samples of the records before it are in the
+  columns.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from tachyon_format.errors import FormatError
+
+from .columns import GrowingColumns, SampleBatch
+from .records import RegionFacts
+
+JOIN = 4096
+"""Bytes of a new chunk joined to the tail of the previous one: more than any record."""
+
+__all__ = ["WalkCounts", "WalkDecoder"]
+
+
+class WalkCounts:
+    """The counts of an aggregating walk, where the reader expects a
+    :class:`.counting.SampleCounts`."""
+
+    def __init__(self, decoder: WalkDecoder) -> None:
+        self._walk = decoder.walk
+
+    @property
+    def size(self) -> int:
+        """Samples counted so far."""
+        return self._walk.total_samples
+
+    def finish(self) -> dict[str, np.ndarray]:
+        return self._walk.counts()
+
+
+class WalkDecoder:
+    """Incremental decoder of a sample region by the record walk; the interface of
+    :class:`.decoder.SampleDecoder` (*threads* is accepted and ignored: the walk is one
+    pass)."""
+
+    def __init__(
+        self,
+        *,
+        order: Literal["<", ">"],
+        start_time_us: int,
+        thread_count: int,
+        frame_count: int,
+        frame_string_ok: npt.NDArray[np.bool_] | None = None,
+        threads: bool | None = None,
+        region_size: int | None = None,
+        aggregate: bool = False,
+        module: ModuleType | None = None,
+    ) -> None:
+        if module is None:
+            from . import walk as module
+        self.facts = RegionFacts.of(order=order, start_time_us=start_time_us,
+                                    thread_count=thread_count, frame_count=frame_count,
+                                    frame_string_ok=frame_string_ok, region_size=region_size)
+        self.order = self.facts.order
+        self.aggregate = aggregate
+        self._module = module
+        ok = self.facts.frame_string_ok
+        self.walk = module.RegionWalk(
+            big_endian=self.order == ">", start_time_us=self.facts.start_time_us,
+            thread_count=self.facts.thread_count, frame_count=self.facts.frame_count,
+            frame_ok=None if ok is None or ok.all() else ok.astype(np.uint8),
+            region_size=region_size, aggregate=aggregate)
+        self._tail = b""  # the bytes of a record (or REPEAT entry) cut by the last chunk
+        self._tail_offset = 0  # the region offset of its first byte
+        self._finished = False
+
+    # ------------------------------------------------------------------ public views
+    @property
+    def threads(self) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+        """(interpreter_id uint32, thread_id uint64) of every thread, first-appearance order."""
+        return self.walk.threads()
+
+    @property
+    def stack_frame(self) -> npt.NDArray[np.int32]:
+        """Frame-table index of each prefix-tree node."""
+        return self.walk.tree()[0]
+
+    @property
+    def stack_parent(self) -> npt.NDArray[np.int32]:
+        """Parent node of each node (the next frame outward), -1 for an outermost frame."""
+        return self.walk.tree()[1]
+
+    @property
+    def total_samples(self) -> int:
+        """Samples decoded so far."""
+        return self.walk.total_samples
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters with the keys and meaning of CPython's ``BinaryReader.get_stats()``."""
+        return self.walk.stats()
+
+    def sample_counts(self) -> WalkCounts:
+        """Where the samples are counted, for ``decode_into`` (the decoder must have been
+        made with *aggregate*)."""
+        if not self.aggregate:
+            raise ValueError("this decoder was made to fill sample columns")
+        return WalkCounts(self)
+
+    # ------------------------------------------------------------------ driver
+    def decode(self, data, *, final: bool) -> SampleBatch:
+        """Decode every complete record of (carried-over tail + *data*) into a new batch;
+        ``record_first_sample`` counts from the batch's first sample."""
+        samples, records = GrowingColumns.samples(), GrowingColumns.records()
+        self.decode_into(data, final=final, samples=samples, records=records)
+        s, r = samples.finish(), records.finish()
+        return SampleBatch(**s, record_offset=r["offset"], record_encoding=r["encoding"],
+                           record_first_sample=r["first_sample"])
+
+    def decode_into(self, data, *, final: bool, samples: GrowingColumns | WalkCounts,
+                    records: GrowingColumns) -> None:
+        """Decode every complete record of (carried-over tail + *data*), appending the samples
+        and records to the given columns (or counting the samples); the rest of *data* is
+        kept for the next call."""
+        if self._finished:
+            raise ValueError("decoder already finished")
+        if isinstance(samples, WalkCounts) != self.aggregate:
+            raise ValueError("samples must be this decoder's sample_counts() exactly when it"
+                             " aggregates")
+        view = _bytes_view(data)
+        columns = None if self.aggregate else samples
+        self._attach(columns, records)
+        pos, base = 0, self._tail_offset
+        if self._tail:
+            head = len(self._tail)
+            whole = len(view) <= JOIN  # then the joined bytes are all there is
+            joined = memoryview(self._tail + bytes(view[:JOIN]))
+            at = self._walk(joined, 0, len(joined) if whole else head, base, final and whole,
+                            columns, records)
+            if at < head and not whole:  # (never: a record is shorter than JOIN)
+                joined = memoryview(self._tail + bytes(view))
+                whole = True
+                at = self._walk(joined, at, len(joined), base, final, columns, records)
+            if whole:
+                self._keep(joined, at, base, final)
+                return
+            pos, base = at - head, base + head
+        at = self._walk(view, pos, len(view), base, final, columns, records)
+        self._keep(view, at, base, final)
+
+    # ------------------------------------------------------------------ helpers
+    def _walk(self, data: memoryview, pos: int, stop: int, base: int, final: bool,
+              columns: GrowingColumns | None, records: GrowingColumns) -> int:
+        """Walk ``data`` from *pos* up to *stop* (or the end of what can be decoded), growing
+        the columns as needed; returns where the walk stopped."""
+        walk = self.walk
+        while True:
+            pos = walk.walk(data, pos, stop, base, final)
+            self._sync(columns, records)
+            why = walk.why
+            if why == "samples_full":
+                assert columns is not None
+                columns.reserve(1)
+                self._attach(columns, None)
+            elif why == "records_full":
+                records.reserve(1)
+                self._attach(None, records)
+            elif why == "failed":
+                message, offset, record = walk.failure
+                raise FormatError(message, offset=offset, record=record, region=True)
+            else:  # done, need_data, window
+                return pos
+
+    def _keep(self, data: memoryview, at: int, base: int, final: bool) -> None:
+        """What is left of *data* from *at* waits for the next chunk."""
+        self._tail = bytes(data[at:])
+        self._tail_offset = base + at
+        if final:
+            self._finished = True
+
+    def _attach(self, columns: GrowingColumns | None, records: GrowingColumns | None) -> None:
+        """Point the walk at the columns' arrays (spare rows included)."""
+        if columns is not None:
+            self.walk.set_samples(columns.arrays(), columns.size)
+        if records is not None:
+            self.walk.set_records(records.arrays(), records.size)
+
+    def _sync(self, columns: GrowingColumns | None, records: GrowingColumns) -> None:
+        """The rows the walk filled, counted by the columns."""
+        if columns is not None:
+            columns.size = self.walk.samples_filled
+        records.size = self.walk.records_filled
+
+
+def _bytes_view(data) -> memoryview:
+    """*data* (bytes, a memoryview, a uint8 array) as a flat memoryview of unsigned bytes."""
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    view = memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
