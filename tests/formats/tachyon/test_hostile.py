@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import tachyon_format
@@ -33,15 +33,17 @@ NO_PROGRESS = ("zstd decompression error: Operation made no progress over multip
 
 
 class Bounded:
-    """Time and peak traced memory (numpy's arrays included) of what runs inside."""
+    """CPU time (of every thread of the process, so that a busy machine does not count) and
+    peak traced memory (numpy's arrays included) of what runs inside. The time bounds are
+    hang guards, ten times and more what a run takes; speed is tools/bench.py's."""
 
     def __enter__(self) -> Bounded:
         tracemalloc.start()
-        self._start = time.perf_counter()
+        self._start = time.process_time()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        self.seconds = time.perf_counter() - self._start
+        self.seconds = time.process_time() - self._start
         self.peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
 
@@ -258,7 +260,8 @@ def region_size(data: bytes) -> int:
     return len(stored)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=(Phase.explicit, Phase.reuse, Phase.generate))  # (no long shrinking)
 @given(path=st.sampled_from(mutations.GOLDEN), rng=st.randoms(use_true_random=False),
        steps=st.integers(1, 2))
 def test_mutated_goldens_give_format_errors_or_profiles_in_bounds(path, rng, steps):
@@ -268,7 +271,7 @@ def test_mutated_goldens_give_format_errors_or_profiles_in_bounds(path, rng, ste
     for verb in [*READING, "info"]:
         kind, result, bounds = outcome(verb, data, max_region_size=64 * MIB) if (
             verb != "info") else outcome(verb, data)
-        assert bounds.seconds < 10, (verb, bounds.seconds)
+        assert bounds.seconds < 30, (verb, bounds.seconds)  # (a hang guard: ~0.1 s is usual)
         assert bounds.peak < allowed, (verb, bounds.peak, allowed)
         if verb == "validate":
             assert isinstance(result, list)

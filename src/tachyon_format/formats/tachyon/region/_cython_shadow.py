@@ -14,6 +14,7 @@ compiled = False
 # C types, as far as the interpreter needs them (declare, typedef and cast take them)
 bint = bool
 uchar = uint = ulonglong = longlong = Py_ssize_t = int
+int = int  # (C's int: the builtin's name in this module)
 
 
 def _identity_decorator(*args, **kwargs):

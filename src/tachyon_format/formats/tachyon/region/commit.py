@@ -2,11 +2,10 @@
 
 Invariant: committing a :class:`~.records.RecordBatch` leaves the thread table, the stack
 tree and the output columns exactly as :func:`.scan.decode_region` would after the same
-records, or raises the :class:`FormatError` it would raise (then nothing of the batch is
-in the columns, but for a thread-count error, where the records before the bad one are
-committed first). The checks here are those that need the threads' state
-(docs/format/reader.md#checks-during-replay, 2 and 13 to 16); :mod:`.discover` and
-:mod:`.scan` made the others.
+records, or raises the :class:`FormatError` it would raise, the records before the bad one
+committed first (as CPython's replay delivers them before it fails). The checks here are
+those that need the threads' state (docs/format/reader.md#checks-during-replay, 2 and 13 to
+16); :mod:`.discover` and :mod:`.scan` made the others.
 
 1. *Thread rows* of the records, adding new threads in order (:class:`.threads.ThreadTable`).
 2. *Depths*: each record maps its thread's depth d to ``max(d + a, b)``, or to ``b`` (FULL,
@@ -93,10 +92,12 @@ class Committer:
         errors: list[tuple[int, int, str]] = []  # (record, check, message): the first wins
         before, after, keep = self._depths(batch, thr, order, errors)  # 2.
         self._check_frames(batch, errors)  # 3.
-        if errors:
+        if errors:  # the records before the bad one are committed, as CPython replays them
             index, _, message = min(errors)
+            if index:
+                self.commit(batch.split(index)[0], samples, records, continued=continued)
             raise FormatError(message, offset=int(batch.offset[index]),
-                              record=self.records + index, region=True)
+                              record=self.records, region=True)
         if self._innermost_suffixes(batch, before):
             raise ValueError("a SUFFIX that keeps its innermost frames must list them")
         last = segments.last_per_group(thr, order)  # each thread's last record

@@ -22,6 +22,8 @@ from tachyon_format.kernels import segments
 from tachyon_format.schema import tachyon as spec
 
 REPEAT, FULL, SUFFIX, POP_PUSH = (int(e) for e in spec.Encoding)
+MAX_FRAMES = 1 << 31
+"""Frame indices the decoders take (below this): the stack columns hold them as int32."""
 SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries (8 bytes each: 512 KB)
 
 __all__ = ["RecordBatch", "RecordCounts", "RegionFacts", "sample_blocks"]
@@ -52,8 +54,10 @@ class RegionFacts(NamedTuple):
         if order not in ("<", ">"):
             raise ValueError(f"order must be '<' or '>', not {order!r}")
         ok = None if frame_string_ok is None else np.asarray(frame_string_ok, dtype=bool)
+        # frame indices are int32 in the stack columns: a table of more than 2**31 frames
+        # (salvage assumes any u32; a strict table that large needs a 15 GB file) is cut there
         return cls(order, int(start_time_us) & 0xFFFFFFFFFFFFFFFF, int(thread_count),
-                   int(frame_count), ok, region_size)
+                   min(int(frame_count), MAX_FRAMES), ok, region_size)
 
     @property
     def endian(self) -> Literal["little", "big"]:

@@ -279,7 +279,13 @@ class RegionWalk:
         self.set_records(None, 0)
         self.repeat_records = self.full_records = self.suffix_records = 0
         self.pop_push_records = self.samples = self.records = 0
-        self.repeat_left = 0
+        self.repeat_left = self.repeat_count = 0
+        self.repeat_row = -1
+        self.repeat_offset = self.repeat_index = self.repeat_entries_at = 0
+        self.repeat_checked = True
+        self.repeat_status = -1
+        self.repeat_agg_row = 0
+        self.value = 0
         self.stopped = DONE
         self.error = -1
         self.error_a = self.error_b = self.error_offset = self.error_record = 0
