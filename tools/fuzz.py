@@ -7,6 +7,8 @@ Usage::
     python tools/fuzz.py --formats pprof,gperftools --runs 20000
     python tools/fuzz.py --replay /tmp/crashes/some.input     # one input, traceback shown
     python tools/fuzz.py --minimize /tmp/crashes/some.input   # smallest input, same failure
+    python tools/fuzz.py --asan --formats tachyon --runs 100000 --jobs 2   # the compiled walk
+                                              # built with AddressSanitizer (gcc's libasan)
 
 Each input goes through the public verbs only: ``sniff``, then ``read``, ``iter_batches``
 (where the format has it), ``info`` and ``validate``, with the sniffed format (or, when
@@ -22,6 +24,13 @@ writers to every readable format that has no golden file of its own (pprof raw, 
 zstd; speedscope; JSONL; gperftools). Workers (``--jobs``) are separate processes sharing one
 corpus directory; at the end the parent prints the inputs run, the time, the rate and the
 peak memory (largest worker RSS).
+
+``--asan`` fuzzes the compiled record walk (``region/walk.py``) built with AddressSanitizer:
+the parent compiles it once into a temporary directory (``setup.py build_ext`` with
+``-fsanitize=address``), and the workers load that build in place of the installed one, with
+the sanitizer's runtime preloaded (an out-of-bounds read or write aborts the worker, which is
+reported with the sanitizer's trace). The address-space cap is left off there (the sanitizer
+reserves terabytes of shadow memory); libFuzzer's RSS limit still holds.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import re
 import resource
 import shutil
@@ -199,12 +209,55 @@ def cap_address_space(max_mb: int) -> None:
 # -- a worker: one libFuzzer process -----------------------------------------------------------
 
 
+WALK = "tachyon_format.formats.tachyon.region.walk"
+
+
+def load_walk(path: str) -> None:
+    """Use the record walk built at *path* (the AddressSanitizer build) in this process."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(WALK, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[WALK] = module
+    spec.loader.exec_module(module)
+    from tachyon_format.formats.tachyon.region import engines
+
+    info = engines.decoder_info()
+    if info["active"] != "compiled" or info["compiled_module"] != path:
+        raise SystemExit(f"the AddressSanitizer build of the walk is not in use: {info}")
+
+
+def build_asan_walk(directory: Path) -> str:
+    """The record walk compiled with AddressSanitizer into *directory*; its path."""
+    env = {**os.environ,
+           "TACHYON_FORMAT_CFLAGS": "-fsanitize=address -fno-omit-frame-pointer -g"}
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib",
+                    str(directory / "lib"), "--build-temp", str(directory / "temp")],
+                   cwd=REPO, env=env, check=True)
+    built = sorted((directory / "lib").rglob("walk*.so"))
+    if not built:
+        raise SystemExit("the walk did not build with AddressSanitizer (see above)")
+    return str(built[0])
+
+
+def asan_environment() -> dict[str, str]:
+    """Workers' environment: gcc's sanitizer runtime preloaded (Python itself is not built
+    with it), leaks not reported (the interpreter's own), a failure aborts the worker."""
+    runtime = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    return {**os.environ, "LD_PRELOAD": str(Path(runtime).resolve()),
+            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"}
+
+
 def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
     import atheris
 
-    cap_address_space(args.max_mb)
+    if not args.asan_walk:  # (the sanitizer reserves terabytes of address space)
+        cap_address_space(args.max_mb)
     with (atheris.instrument_imports(include=["tachyon_format"]) if args.coverage
           else contextlib.nullcontext()):
+        if args.asan_walk:
+            load_walk(args.asan_walk)
         import tachyon_format
         from tachyon_format import FORMATS
 
@@ -253,6 +306,11 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
     crash_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="fuzz-run-"))
     per_job = [args.runs // args.jobs + (k < args.runs % args.jobs) for k in range(args.jobs)]
+    env = None
+    if args.asan:
+        args.asan_walk = build_asan_walk(scratch / "asan")
+        env = asan_environment()
+        print(f"the walk under AddressSanitizer: {args.asan_walk}", flush=True)
     print(f"fuzzing: {num_seeds} seed files in {corpus}, {args.runs} inputs over "
           f"{args.jobs} worker(s), crashes to {crash_dir}", flush=True)
     started = time.monotonic()
@@ -269,13 +327,15 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
                        "--crash-dir", str(crash_dir), "--max-mb", str(args.max_mb),
                        "--max-seconds", str(args.max_seconds), "--formats", args.formats,
                        *(["--stop-on-crash"] if args.stop_on_crash else []),
-                       *([] if args.coverage else ["--no-coverage"]), "--",
+                       *([] if args.coverage else ["--no-coverage"]),
+                       *(["--asan-walk", args.asan_walk] if args.asan_walk else []), "--",
                        f"-runs={per_job[k] - done[k]}", f"-seed={args.seed + k + 1000 * attempt}",
                        f"-max_len={args.max_len}", f"-timeout={args.hard_timeout}",
                        f"-rss_limit_mb={args.max_mb}", f"-artifact_prefix={crash_dir}/",
                        *libfuzzer_argv, str(corpus)]
             with open(log_path, "wb") as log:
-                returncode = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+                returncode = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT,
+                                             env=env)
             text = log_path.read_text(errors="replace")
             finished = DONE.findall(text)
             ran = (int(finished[-1][0]) if finished else
@@ -400,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--progress", type=float, default=60, help="seconds between progress "
                         "lines (0: none)")
     parser.add_argument("--stop-on-crash", action="store_true")
+    parser.add_argument("--asan", action="store_true", help="fuzz the compiled record walk "
+                        "built with AddressSanitizer (needs gcc)")
+    parser.add_argument("--asan-walk", help=argparse.SUPPRESS)
     parser.add_argument("--replay", type=Path, help="run one input and show its traceback")
     parser.add_argument("--minimize", type=Path, help="shrink one crash input")
     parser.add_argument("--out", type=Path, help="where --minimize writes (default: .min)")
@@ -413,7 +476,9 @@ def main(argv: list[str] | None = None) -> int:
     ours, libfuzzer = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) \
         if "--" in argv else (argv, [])
     args = build_parser().parse_args(ours)
-    if args.replay or args.minimize:  # the workers' address-space cap, so a crash repeats
+    if args.asan_walk:  # (run with tools/fuzz.py's asan_environment() to see the traces)
+        load_walk(args.asan_walk)
+    elif args.replay or args.minimize:  # the workers' address-space cap: a crash repeats
         cap_address_space(args.max_mb)
     if args.replay:
         return replay(args.replay, args.max_seconds)
