@@ -70,6 +70,7 @@ WRITER_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m")
 PPROF_INPUTS = ("mixed-1m", "mixed-5m", "real-threads", "real-deep", "real-threads-4s",
                 "real-deep-4s")  # tools/bench/pprof_bench.py
 CONVERT_INPUTS = ("mixed-1m", "mixed-5m", "norepeat-5m", "real-threads", "real-deep",
+                  "real-server", "real-recursion", "real-native-opcodes", "real-stdlib-raw",
                   "real-threads-4s", "real-deep-4s")  # tools/bench/convert_bench.py
 
 _T0 = time.perf_counter()
@@ -490,6 +491,47 @@ def measure_writers(ref: str, dev: str, data_dir: Path, name: str, args) -> dict
         }
 
 
+def _same_process_python(args) -> str | None:
+    """The interpreter for the same-process rows: CPython 3.15 with tachyon_format."""
+    path = args.same_process_python or str(TOOLS.parent / ".venv-3.15" / "bin" / "python")
+    return path if Path(path).exists() else None
+
+
+def measure_same_process(python: str, data_dir: Path, names: Sequence[str], args) -> dict:
+    """tools/bench/same_process.py over the inputs, in one CPython 3.15 process."""
+    log(f"measuring in one CPython 3.15 process ({python}): {', '.join(names)}")
+    cmd = [python, str(BENCH / "same_process.py"), "--repeat", str(args.repeat),
+           *[str(data_dir / f"{name}.bin") for name in names]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(MARKER):
+            return json.loads(line[len(MARKER):])
+    log(f"  same-process rows failed: {' | '.join(proc.stderr.strip().splitlines()[-3:])}")
+    return {}
+
+
+SAME_HEADERS = ("input", "file MB", "thread-samples", "CPython replay no-op s",
+                "ours read s (× CPython)", "ours aggregate s (× CPython)",
+                "numpy decoder: read s (×)", "numpy decoder: aggregate s (×)")
+
+
+def same_rows(metas: dict, same: dict) -> list[list[str]]:
+    def cell(r: dict, key: str) -> str:
+        if key not in r["best"]:
+            return "—"
+        return f"{r['best'][key]:.3f} ({r['ratio'][key]:.2f}x)"
+
+    rows = []
+    for file_name, r in same["files"].items():
+        name = file_name.removesuffix(".bin")
+        walk = "compiled" if "read/compiled" in r["best"] else "active"
+        rows.append([name, fmt_mb(r["file_bytes"]), fmt_count(metas[name]["sample_count"]),
+                     f"{r['best']['cpython']:.3f}", cell(r, f"read/{walk}"),
+                     cell(r, f"aggregate/{walk}"), cell(r, "read/numpy"),
+                     cell(r, "aggregate/numpy")])
+    return rows
+
+
 # -- machine facts -----------------------------------------------------------------------------
 
 
@@ -663,7 +705,8 @@ def _errors(results: dict) -> list[str]:
 
 
 def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
-           args, pprof: dict | None = None, convert: dict | None = None) -> str:
+           args, pprof: dict | None = None, convert: dict | None = None,
+           same: dict | None = None) -> str:
     lines = ["# tachyon-format benchmark results", ""]
     lines += [f"Command: `python tools/bench.py {' '.join(args.argv)}`".replace("  ", " "),
               f"Timings: best of {args.repeat} fresh processes "
@@ -673,6 +716,10 @@ def render(facts: dict, metas: dict, reads: dict, batches: dict, writes: dict,
     if reads:
         lines += ["", "## Reading (each input fully decoded)", "",
                   format_table(READ_HEADERS, read_rows(metas, reads))]
+    if same:
+        lines += ["", "## Same process (CPython 3.15): our reader against CPython's, in one "
+                  f"process ({same['python']}; best of {args.repeat}, taken in turn)", "",
+                  format_table(SAME_HEADERS, same_rows(metas, same))]
     if batches:
         name, results = batches["input"], batches["runs"]
         lines += ["", "## Batched reading (`iter_batches`, count samples per thread)", "",
@@ -724,6 +771,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--skip-batches", action="store_true")
     ap.add_argument("--skip-writer", action="store_true")
     ap.add_argument("--skip-pprof", action="store_true")
+    ap.add_argument("--skip-same-process", action="store_true",
+                    help="skip the same-process rows (ours and CPython's reader in one CPython"
+                    " 3.15 process)")
+    ap.add_argument("--same-process-python", help="a CPython 3.15 with tachyon_format "
+                    "installed (default: .venv-3.15/bin/python, as tools/dev.sh test makes)")
     ap.add_argument("--skip-convert", action="store_true",
                     help="skip the conversion rows (collapsed, pstats vs CPython's replay)")
     ap.add_argument("--pprof-convert-only", action="store_true",
@@ -782,6 +834,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm(path)
         log(f"measuring reads of {name} ({metas[name]['sample_count']:,} thread-samples)")
         reads[name] = measure_reads(ref, dev, path, args)
+    same: dict = {}
+    same_python = _same_process_python(args)
+    if read_names and not args.skip_same_process and same_python:
+        same = measure_same_process(same_python, args.data_dir, read_names, args)
     batches: dict = {}
     if batch_name:
         path = args.data_dir / f"{batch_name}.bin"
@@ -805,10 +861,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if convert_names:
         convert = _bench_module("convert_bench").measure(
             sys.modules[__name__], ref, dev, args.data_dir, convert_names, args)
-    report = render(facts, metas, reads, batches, writes, args, pprof, convert)
+    report = render(facts, metas, reads, batches, writes, args, pprof, convert, same)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(report)
-    raw = {"facts": facts, "inputs": metas, "reads": reads, "batches": batches,
+    raw = {"facts": facts, "inputs": metas, "reads": reads, "same_process": same,
+           "batches": batches,
            "writes": writes, "pprof": pprof, "convert": convert, "repeat": args.repeat}
     args.output.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
     print(report)

@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-OUTPUTS = {"collapsed": ("--collapsed", ".collapsed"), "pstats": ("--pstats", ".pstats")}
+OUTPUTS = {"collapsed": ("--collapsed", ".collapsed"), "pstats": ("--pstats", ".pstats"),
+           "pprof": ("--collapsed", ".pb.gz")}
+"""Our output: (the CPython replay it is timed against, our file's suffix). CPython writes no
+pprof: ours is timed against its collapsed output, the conversion users run."""
 
 
 def run(cmd: list[str], env: dict[str, str], max_bytes: int | None) -> dict:
@@ -48,7 +51,7 @@ def run(cmd: list[str], env: dict[str, str], max_bytes: int | None) -> dict:
 
 
 def same_output(kind: str, theirs: Path, ours: Path) -> bool | None:
-    if not (theirs.exists() and ours.exists()):
+    if kind not in ("collapsed", "pstats") or not (theirs.exists() and ours.exists()):
         return None
     if kind == "pstats":
         return marshal.loads(theirs.read_bytes()) == marshal.loads(ours.read_bytes())
@@ -67,8 +70,8 @@ def measure(bench, ref: str, dev: str, data_dir: Path, names: list[str], args) -
         for name in names:
             source = data_dir / f"{name}.bin"
             for kind, (flag, suffix) in OUTPUTS.items():
-                theirs, ours = (Path(tmp) / f"{name}.{who}{suffix}" for who in ("cpython",
-                                                                                "ours"))
+                theirs = Path(tmp) / f"{name}.cpython.{kind}"
+                ours = Path(tmp) / f"{name}.ours{suffix}"
                 bench.log(f"convert: {name} -> {kind}")
                 cpython_runs, our_runs = bench._alternate(
                     args.repeat,

@@ -184,9 +184,10 @@ class RegionWalk:
     # -- the prefix tree, its hash table, and each node's last child looked up
     num_nodes: cython.Py_ssize_t
     # per node, side by side for the lookups: parent, frame, the frame and node of its
-    # child looked up last (-1: none yet), and (aggregate) the row it was counted in last;
-    # the root's (the empty stack's) in root_child_frame, root_child, root_row
+    # child looked up last and of the one before (-1: none yet); the root's (the empty
+    # stack's) in root_child_frame, root_child
     nodes: cython.int[:, ::1]
+    node_row: cython.int[:]  # aggregate: per node, its stack's first row (-1: none yet)
     root_child_frame: cython.longlong
     root_child: cython.int
     root_row: cython.int
@@ -262,7 +263,8 @@ class RegionWalk:
         self.node = _array(16, np.int32)
         self.thread_slots = memoryview(np.zeros(32, np.int32))
         self.num_nodes = 0
-        self.nodes = memoryview(np.empty((1024, 8), np.int32))
+        self.nodes = memoryview(np.empty((1024, 6), np.int32))
+        self.node_row = memoryview(np.full(1024 if aggregate else 1, -1, np.int32))
         self.root_child_frame = -1
         self.root_child = -1
         self.root_row = -1
@@ -333,9 +335,9 @@ class RegionWalk:
         return (np.asarray(self.interpreter_id)[:n].copy(),
                 np.asarray(self.thread_id)[:n].copy())
 
-    def tree(self) -> tuple[np.ndarray, np.ndarray]:
-        """(frame, parent) of every node of the prefix tree (int32)."""
-        nodes = np.asarray(self.nodes)[:self.num_nodes]
+    def tree(self, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(frame, parent) of the nodes of the prefix tree from *start* on (int32)."""
+        nodes = np.asarray(self.nodes)[start:self.num_nodes]
         return np.ascontiguousarray(nodes[:, 1]), np.ascontiguousarray(nodes[:, 0])
 
     def counts(self) -> dict[str, np.ndarray]:
@@ -768,13 +770,13 @@ class RegionWalk:
             self.row_count[self.repeat_agg_row] += n  # a REPEAT's run of one status
             return 0
         # a stack's first row hangs on its node; only its others go to the hash table
-        r = self.root_row if stack < 0 else self.nodes[stack, 4]
+        r = self.root_row if stack < 0 else self.node_row[stack]
         if r < 0:
             r = self._new_row(row, stack, status, False)
             if stack < 0:
                 self.root_row = r
             else:
-                self.nodes[stack, 4] = r
+                self.node_row[stack] = r
         elif self.row_thread[r] != row or self.row_status[r] != status:
             r = self._find_row(row, stack, status)
         self.row_count[r] += n
@@ -988,10 +990,10 @@ class RegionWalk:
                 return self.root_child
         elif self.nodes[parent, 2] == cython.cast(cython.longlong, frame):
             return self.nodes[parent, 3]  # the same child as last time
-        elif self.nodes[parent, 5] == cython.cast(cython.longlong, frame):
-            n = self.nodes[parent, 6]  # the one before: now the last one
-            self.nodes[parent, 5] = self.nodes[parent, 2]
-            self.nodes[parent, 6] = self.nodes[parent, 3]
+        elif self.nodes[parent, 4] == cython.cast(cython.longlong, frame):
+            n = self.nodes[parent, 5]  # the one before: now the last one
+            self.nodes[parent, 4] = self.nodes[parent, 2]
+            self.nodes[parent, 5] = self.nodes[parent, 3]
             self.nodes[parent, 2] = frame
             self.nodes[parent, 3] = n
             return n
@@ -1013,8 +1015,8 @@ class RegionWalk:
             self.root_child_frame = frame
             self.root_child = n
         else:
-            self.nodes[parent, 5] = self.nodes[parent, 2]
-            self.nodes[parent, 6] = self.nodes[parent, 3]
+            self.nodes[parent, 4] = self.nodes[parent, 2]
+            self.nodes[parent, 5] = self.nodes[parent, 3]
             self.nodes[parent, 2] = frame
             self.nodes[parent, 3] = n
         return n
@@ -1028,16 +1030,19 @@ class RegionWalk:
         if n >= self.nodes.shape[0]:
             with cython.gil:
                 self.nodes = _grown(self.nodes, n, 2 * n)
+                if self.aggregate:
+                    self.node_row = _grown(self.node_row, n, 2 * n)
         self.nodes[n, 0] = parent
         self.nodes[n, 1] = frame
         self.nodes[n, 2] = -1
         self.nodes[n, 3] = -1
         self.nodes[n, 4] = -1
         self.nodes[n, 5] = -1
-        self.nodes[n, 6] = -1
+        if self.aggregate:
+            self.node_row[n] = -1
         self.num_nodes = n + 1
         self.node_slots[slot] = (tag << 32) | cython.cast(cython.ulonglong, n + 1)
-        if 2 * self.num_nodes > self.node_slots.shape[0]:
+        if 4 * self.num_nodes > 3 * self.node_slots.shape[0]:  # (at most 3/4 full)
             self._rehash_nodes()
         return n
 
@@ -1048,7 +1053,7 @@ class RegionWalk:
         n: cython.Py_ssize_t
         slot: cython.Py_ssize_t
         h: cython.ulonglong
-        mask: cython.Py_ssize_t = 4 * self.node_slots.shape[0] - 1
+        mask: cython.Py_ssize_t = 2 * self.node_slots.shape[0] - 1
         with cython.gil:
             self.node_slots = memoryview(np.zeros(mask + 1, np.uint64))
         for n in range(self.num_nodes):

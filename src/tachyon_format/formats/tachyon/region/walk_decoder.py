@@ -81,6 +81,7 @@ class WalkDecoder:
             thread_count=self.facts.thread_count, frame_count=self.facts.frame_count,
             frame_ok=None if ok is None or ok.all() else ok.astype(np.uint8),
             region_size=region_size, aggregate=aggregate)
+        self._nodes = GrowingColumns({"frame": np.int32, "parent": np.int32}, 1024)
         self._tail = b""  # the bytes of a record (or REPEAT entry) cut by the last chunk
         self._tail_offset = 0  # the region offset of its first byte
         self._finished = False
@@ -94,12 +95,24 @@ class WalkDecoder:
     @property
     def stack_frame(self) -> npt.NDArray[np.int32]:
         """Frame-table index of each prefix-tree node."""
-        return self.walk.tree()[0]
+        return self._tree()[0]
 
     @property
     def stack_parent(self) -> npt.NDArray[np.int32]:
         """Parent node of each node (the next frame outward), -1 for an outermost frame."""
-        return self.walk.tree()[1]
+        return self._tree()[1]
+
+    def _tree(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """The tree's columns, copied out of the walk's node table once per node (a batch of
+        ``iter_batches`` asks for them all again): views of growing arrays."""
+        have = self._nodes.size
+        frame, parent = self.walk.tree(have)
+        if frame.size:
+            self._nodes.reserve(frame.size)
+            new = self._nodes.append(frame.size)
+            new["frame"][...] = frame
+            new["parent"][...] = parent
+        return self._nodes.view("frame"), self._nodes.view("parent")
 
     @property
     def total_samples(self) -> int:
