@@ -69,4 +69,16 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.strip() == f"tachyon-format {tachyon_format.__version__}"
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"tachyon-format {tachyon_format.__version__}: ")
+    active = tachyon_format.decoder_info()["active"]
+    assert ("the compiled record walk" if active == "compiled" else "the numpy decoder") in out
+
+
+def test_version_says_when_the_numpy_decoder_is_forced(capsys, monkeypatch):
+    import pytest
+
+    monkeypatch.setenv("TACHYON_FORMAT_DECODER", "numpy")
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert "read by the numpy decoder" in capsys.readouterr().out

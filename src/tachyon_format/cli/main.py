@@ -61,12 +61,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect, validate and convert profiles: CPython 3.15 Tachyon "
         "sampling-profiler files and the formats profilers share.",
     )
-    parser.add_argument("--version", action="version",
-                        version=f"%(prog)s {tachyon_format.__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version and which decoder reads Tachyon sample regions")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     for command in SUBCOMMANDS:
         command.add_parser(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the package's version and its decoder of the sample region (found only
+    when asked: it loads numpy)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        info = tachyon_format.decoder_info()
+        if info["problem"]:
+            decoder = f"decoder: {info['problem']}"
+        elif info["active"] == "compiled":
+            decoder = "the compiled record walk"
+        else:
+            built = "compiled walk built, not in use" if info["compiled"] else (
+                "no compiled walk in this installation")
+            decoder = f"the numpy decoder ({built})"
+        print(f"{parser.prog} {tachyon_format.__version__}: Tachyon sample regions read by "
+              f"{decoder}")
+        parser.exit()
 
 
 if __name__ == "__main__":
