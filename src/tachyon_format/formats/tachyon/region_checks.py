@@ -24,7 +24,9 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import U32_MAX, VarintError, scan_uleb128
 
-PREFIX = spec.RECORD_PREFIX_SIZE
+from .region.layout import ENCODING_AT, PREFIX_SIZE, THREAD_ID_AT
+
+PREFIX = PREFIX_SIZE
 MAX_DEPTH = spec.MAX_STACK_DEPTH
 REPEAT, FULL, SUFFIX, POP_PUSH = range(4)
 INVALID_VARINT = "Invalid or incomplete varint in binary data"
@@ -68,7 +70,7 @@ def parse_record(data, pos: int, n: int) -> Parsed:
             raise Broken(message)
         return p + 1
 
-    encoding = data[pos + 12]
+    encoding = data[pos + ENCODING_AT]
     if encoding > POP_PUSH:
         raise Broken(f"Unknown stack encoding: {encoding}")
     p = pos + PREFIX
@@ -141,7 +143,7 @@ def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=
             report(f"Truncated sample data: {n - pos} trailing bytes", pos)
             walk.complete = False
             break
-        key = bytes(data[pos:pos + 12])
+        key = bytes(data[pos + THREAD_ID_AT:pos + ENCODING_AT])  # (thread and interpreter)
         if key not in stacks:
             if len(stacks) == thread_count:
                 report("Invalid thread count: sample data contains more unique threads than "

@@ -34,6 +34,7 @@ from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
 from .counting import SampleCounts
 from .discover import Found, KnownThreads, discover
+from .layout import ENCODING_AT, PREFIX_SIZE
 from .long_records import (
     EMPTY_REPEAT_SIZE,
     LONG_TAIL,
@@ -232,7 +233,8 @@ class SampleDecoder:
         """A run of REPEATs of count 0 at *pos* (:func:`.long_records.empty_repeat_run`, one
         window at most), or None; two cheap byte tests first."""
         two = pos + 2 * EMPTY_REPEAT_SIZE
-        if two > buf.size or buf[pos + 12] or buf[pos + 13] or buf[two - 2] or buf[two - 1]:
+        if (two > buf.size or buf[pos + ENCODING_AT] or buf[pos + PREFIX_SIZE] or buf[two - 2]
+                or buf[two - 1]):
             return None
         return empty_repeat_run(buf[:pos + WINDOW], pos, base=base, order=self.order)
 

@@ -36,15 +36,18 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments, terminators, varint
 from tachyon_format.kernels.fixed import decode_fixed_at
-from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import U32_MAX
 
+from .layout import COUNTS, ENCODING_AT, MAX_STACK_DEPTH, PREFIX_SIZE
+from .layout import INTERPRETER_ID_AT as INTERPRETER_AT
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordBatch, sample_blocks
 
-PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
-INTERPRETER_AT = 8  # byte offsets in the prefix: thread_id u64, interpreter_id u32, encoding
-ENCODING_AT = 12
-MAX_DEPTH = spec.MAX_STACK_DEPTH
+MAX_DEPTH = MAX_STACK_DEPTH
+# per encoding, the counts of its body (layout.COUNTS): FULL one, SUFFIX and POP_PUSH two
+# (the last one counts the frames); a REPEAT lists none
+NUM_COUNTS = np.array([len(COUNTS.get(encoding, ())) for encoding in range(4)], np.int64)
+if set(NUM_COUNTS[1:].tolist()) - {1, 2}:
+    raise AssertionError("discovery reads bodies of one or two counts")
 
 __all__ = ["Found", "KnownThreads", "discover"]
 
@@ -89,8 +92,9 @@ def discover(
     if not cand.size or cand[0] != 0:
         return Found(None, start, "scalar")
     cand = _known_thread_candidates(w, cand, known.thread_ids, order)
-    # 2. ends, from the counts: va is the REPEAT count or the delta, vb the FULL depth or the
-    # shared/pop count, vc the SUFFIX/POP_PUSH frame count; t0 the rank of va's terminator
+    # 2. ends, from the counts: va is the REPEAT count or the delta, vb a body's first count
+    # (FULL depth, SUFFIX shared, POP_PUSH pop), vc its second; t0 the rank of va's
+    # terminator
     ti = terminators.TerminatorIndex.of(w)
     nt = ti.count
     t0 = ti.rank(cand + PREFIX_SIZE, ordered=True)  # (the encoding byte is a terminator)
@@ -102,17 +106,18 @@ def discover(
     listed = np.flatnonzero(enc != REPEAT)
     at_b = _terminators_from(ti, at_a[listed], t0[listed], 2)  # (after the status byte)
     vb[listed] = ti.varints_ending_at(at_b)
-    counted = np.flatnonzero(enc[listed] != FULL)
+    counted = np.flatnonzero(NUM_COUNTS[enc[listed]] == 2)
     vc[listed[counted]] = ti.varints_ending_at(
         _terminators_from(ti, at_b[counted], t0[listed[counted]] + 2, 1))
     counted = listed[counted]
-    # the rank of each record's last terminator, after t0: REPEAT 2 per entry; FULL delta,
-    # status, depth; SUFFIX/POP_PUSH delta, status, shared/pop, count; then the frames
-    # (counts capped at the terminators there are: a larger one is incomplete anyway)
+    # the rank of each record's last terminator, after t0: REPEAT 2 per entry; else the
+    # delta, the status, the counts, then the frames the last count counts (counts capped
+    # at the terminators there are: a larger one is incomplete anyway)
     cap = np.uint64(nt)
     last = 2 * np.minimum(va, cap).astype(np.int64)
-    last[listed] = 2 + np.minimum(vb[listed], cap).astype(np.int64)
-    last[counted] = 3 + np.minimum(vc[counted], cap).astype(np.int64)
+    last[listed] = 1 + NUM_COUNTS[enc[listed]] + np.minimum(vb[listed], cap).astype(np.int64)
+    last[counted] = 1 + NUM_COUNTS[enc[counted]] + np.minimum(vc[counted], cap).astype(
+        np.int64)
     last += t0
     complete = last < nt
     nxt = np.where(complete, ti.select(np.minimum(last, nt - 1)) + 1, n + 1)
@@ -138,9 +143,10 @@ def discover(
     if status.size and status.max() >= 0x80:
         st_bad = np.flatnonzero(status >= 0x80)
         r = int(np.searchsorted(np.cumsum(nsamp), st_bad[0], side="right"))
-    npush = np.where(c_enc[:r] == FULL, c_b[:r].astype(np.int64),
-                     np.where(c_enc[:r] >= SUFFIX, c_c[:r].astype(np.int64), 0))
-    f_first = np.where(c_enc[:r] == FULL, c_t0[:r] + 3, c_t0[:r] + 4)  # rank of the 1st frame
+    counts = NUM_COUNTS[c_enc[:r]]  # (the last count counts the frames)
+    npush = np.where(c_enc[:r] == REPEAT, 0, np.where(counts == 1, c_b[:r].astype(np.int64),
+                                                      c_c[:r].astype(np.int64)))
+    f_first = c_t0[:r] + 2 + counts  # rank of the 1st frame: after delta, status, counts
     frames = ti.varints_at(*ti.select_runs(f_first, npush))
     f_bad = np.flatnonzero(frames > U32_MAX)
     if f_bad.size:

@@ -20,12 +20,18 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments, varint
 from tachyon_format.kernels.fixed import decode_fixed_at
-from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import ULEB128_MAX_BYTES, scan_uleb128
 
+from .layout import (
+    ENCODING_AT,
+    INTERPRETER_ID_AT,
+    INTERPRETER_ID_SIZE,
+    PREFIX_SIZE,
+    THREAD_ID_AT,
+    THREAD_ID_SIZE,
+)
 from .records import REPEAT, RecordBatch, RegionFacts
 
-PREFIX_SIZE = spec.RECORD_PREFIX_SIZE
 EMPTY_REPEAT_SIZE = PREFIX_SIZE + 1  # a REPEAT whose count (one byte, 0) lists nothing
 LONG_TAIL = 1 << 18
 """An incomplete record longer than this can only be a REPEAT (any other is at most
@@ -54,12 +60,14 @@ def start_long_repeat(buf: npt.NDArray[np.uint8], pos: int, *, base: int, facts:
     checks (thread, encoding, count) have been made by :func:`.scan.scan_record`, which
     found the record incomplete."""
     data = memoryview(buf)
-    assert data[pos + PREFIX_SIZE - 1] == REPEAT
+    assert data[pos + ENCODING_AT] == REPEAT
     count, p = scan_uleb128(data, pos + PREFIX_SIZE, buf.size)
     head = LongRepeat(
         offset=base + pos, index=index,
-        thread_id=int.from_bytes(data[pos:pos + 8], facts.endian),
-        interpreter_id=int.from_bytes(data[pos + 8:pos + 12], facts.endian), left=count)
+        thread_id=int.from_bytes(data[pos + THREAD_ID_AT:pos + THREAD_ID_AT + THREAD_ID_SIZE],
+                                 facts.endian),
+        interpreter_id=int.from_bytes(data[pos + INTERPRETER_ID_AT:pos + INTERPRETER_ID_AT
+                                           + INTERPRETER_ID_SIZE], facts.endian), left=count)
     return head, p
 
 
@@ -118,7 +126,7 @@ def empty_repeat_run(buf: npt.NDArray[np.uint8], pos: int, *, base: int, order: 
     if m < 2:
         return None
     rows = buf[pos:pos + m * EMPTY_REPEAT_SIZE].reshape(m, EMPTY_REPEAT_SIZE)
-    ok = (rows[:, PREFIX_SIZE - 1] == REPEAT) & (rows[:, PREFIX_SIZE] == 0)
+    ok = (rows[:, ENCODING_AT] == REPEAT) & (rows[:, PREFIX_SIZE] == 0)
     n = int(np.argmin(ok)) if not ok.all() else m
     if n < 2:
         return None
@@ -126,8 +134,8 @@ def empty_repeat_run(buf: npt.NDArray[np.uint8], pos: int, *, base: int, order: 
     zeros = np.zeros(n, np.int64)
     return RecordBatch(
         offset=at.astype(np.int64) + base, encoding=np.full(n, REPEAT, np.uint8),
-        thread_id=decode_fixed_at(buf, at, np.dtype(order + "u8")),
-        interpreter_id=decode_fixed_at(buf, at + 8, np.dtype(order + "u4")),
+        thread_id=decode_fixed_at(buf, at + THREAD_ID_AT, np.dtype(order + "u8")),
+        interpreter_id=decode_fixed_at(buf, at + INTERPRETER_ID_AT, np.dtype(order + "u4")),
         nsamp=zeros, arg=zeros, npush=zeros,
         delta=np.zeros(0, np.uint64), status=np.zeros(0, np.uint8),
         frames=np.zeros(0, np.int64))

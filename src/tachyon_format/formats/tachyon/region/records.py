@@ -19,9 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.kernels import segments
-from tachyon_format.schema import tachyon as spec
 
-REPEAT, FULL, SUFFIX, POP_PUSH = (int(e) for e in spec.Encoding)
+from .layout import FULL, POP_PUSH, REPEAT, SUFFIX  # noqa: F401 (the stages' names)
+
 MAX_FRAMES = 1 << 31
 """Frame indices the decoders take (below this): the stack columns hold them as int32."""
 SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries (8 bytes each: 512 KB)

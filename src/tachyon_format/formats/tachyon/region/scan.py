@@ -28,7 +28,6 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
-from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.primitives import (
     U32_MAX,
     U64_MAX,
@@ -38,11 +37,21 @@ from tachyon_format.schema.primitives import (
 )
 
 from .columns import SampleBatch
+from .layout import (
+    COUNTS,
+    ENCODING_AT,
+    INTERPRETER_ID_AT,
+    INTERPRETER_ID_SIZE,
+    MAX_STACK_DEPTH,
+    MIN_REPEAT_ENTRY_SIZE,
+    PREFIX_SIZE,
+    THREAD_ID_AT,
+    THREAD_ID_SIZE,
+)
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordCounts, RegionFacts
 from .threads import ThreadCountError, ThreadTable
 
-PREFIX_SIZE = spec.RECORD_PREFIX_SIZE  # thread_id u64, interpreter_id u32, encoding u8
-MAX_DEPTH = spec.MAX_STACK_DEPTH
+MAX_DEPTH = MAX_STACK_DEPTH
 INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
 
 __all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record",
@@ -116,9 +125,11 @@ def scan_record(
         if not final:
             raise Incomplete
         fail(f"Truncated sample data: {end - pos} trailing bytes")
-    thread_id = int.from_bytes(data[pos:pos + 8], facts.endian)
-    interpreter_id = int.from_bytes(data[pos + 8:pos + 12], facts.endian)
-    encoding = data[pos + 12]
+    at = pos + THREAD_ID_AT
+    thread_id = int.from_bytes(data[at:at + THREAD_ID_SIZE], facts.endian)
+    at = pos + INTERPRETER_ID_AT
+    interpreter_id = int.from_bytes(data[at:at + INTERPRETER_ID_SIZE], facts.endian)
+    encoding = data[pos + ENCODING_AT]
     try:  # 2. one thread more than the header declares (before the encoding is looked at)
         row = threads.row(interpreter_id, thread_id)
     except ThreadCountError as exc:
@@ -137,9 +148,10 @@ def scan_record(
         # 5. an entry takes at least 2 bytes: checked at once when the region's size is known
         left = (end - p if facts.region_size is None or final
                 else facts.region_size - base - p)
-        if (final or facts.region_size is not None) and count > left // 2:
-            fail(f"Invalid RLE count {count} exceeds maximum possible {left // 2}")
-        if not final and 2 * count > end - p:  # (not here yet: no loop over what is not)
+        if (final or facts.region_size is not None) and count > left // MIN_REPEAT_ENTRY_SIZE:
+            fail(f"Invalid RLE count {count} exceeds maximum possible"
+                 f" {left // MIN_REPEAT_ENTRY_SIZE}")
+        if not final and MIN_REPEAT_ENTRY_SIZE * count > end - p:  # (not all here yet)
             raise Incomplete
         for _ in range(count):  # 7. and 8.
             sample("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
@@ -147,14 +159,15 @@ def scan_record(
                       arg, frames, depth)
 
     sample("Malformed varint in sample data", "Unexpected end of sample data")  # 9. and 10.
-    if encoding == FULL:  # depth, then the whole stack
-        count = varint(INVALID_VARINT)  # 11.
+    # its counts (FULL depth; SUFFIX shared, new; POP_PUSH pop, push): the last one counts
+    # the listed frames
+    *args, count = [varint(INVALID_VARINT) for _ in COUNTS[encoding]]  # 11.
+    if encoding == FULL:  # the whole stack
         if count > MAX_DEPTH:  # 12.
             fail(f"Stack depth {count} exceeds capacity {MAX_DEPTH}")
         kept = 0
-    else:  # SUFFIX: shared, new; POP_PUSH: pop, push; then the new frames
-        arg = varint(INVALID_VARINT)  # 11.
-        count = varint(INVALID_VARINT)  # 11.
+    else:  # SUFFIX: `shared` outermost frames kept; POP_PUSH: `pop` innermost ones dropped
+        (arg,) = args
         if encoding == SUFFIX:
             if arg > depth:  # 13.
                 fail(f"Shared count {arg} exceeds current stack depth {depth}")
