@@ -15,7 +15,7 @@ load on first use, so that importing the package stays light.
 
 from typing import TYPE_CHECKING
 
-from ._api import convert, info, iter_batches, read, sniff, validate, write
+from ._api import convert, info, iter_batches, output_format, read, sniff, validate, write
 from .errors import FormatError
 from .formats import FORMATS, Format
 from .problems import Problem
@@ -60,6 +60,7 @@ __all__ = [
     "info",
     "iter_batches",
     "opcode_name",
+    "output_format",
     "read",
     "sniff",
     "validate",

@@ -102,6 +102,11 @@ def write(profile: Profile, destination: Destination, *, format: str | None = No
     writer = chosen.verb("write")
     if writer is None:
         raise ValueError(f"tachyon_format cannot write {chosen.name} files")
+    unknown = sorted(set(options) - set(chosen.write_options()))
+    if unknown:
+        known = ", ".join(chosen.write_options()) or "none"
+        raise ValueError(f"the {chosen.name} writer has no option {unknown[0]!r} (its options:"
+                         f" {known})")
     if not compress and isinstance(destination, str | os.PathLike) and destination != "-":
         writer(profile, destination, **options)
         return chosen.name
@@ -133,6 +138,8 @@ def convert(source: Source, destination: Destination, *, to: str | None = None,
     named = isinstance(destination, str | os.PathLike) and destination != "-"
     if to is None and not named:
         raise ValueError("writing to standard output or a file object needs to=FORMAT")
+    if to is None:
+        output_format(destination)  # (a name no format claims is refused, not guessed)
     target, _ = _output_format(destination, to)
     if target.verb("write") is None:
         raise ValueError(f"tachyon_format cannot write {target.name} files")
@@ -193,6 +200,22 @@ def _output_format(destination: Destination, format: str | None,
     first_own = next((f for f in own if f in FORMATS), None)
     return _named(by_extension.name if by_extension is not None
                   else first_own or "tachyon"), compress
+
+
+def output_format(destination: str | os.PathLike) -> str:
+    """The format a file name asks for (its extension, or a ``.gz`` of one); ValueError,
+    listing the formats and their extensions, for a name no format claims."""
+    name = os.fspath(destination)
+    chosen = format_for_extension(name)
+    if chosen is None and name.lower().endswith(".gz"):
+        chosen = format_for_extension(name[:-3])
+    if chosen is None or "write" not in chosen.verbs:
+        known = "; ".join(f"{f.name} ({', '.join(f.extensions)})" for f in FORMATS.values()
+                          if f.extensions and "write" in f.verbs)
+        raise ValueError(f"no format writes files named like {os.path.basename(name)!r}: "
+                         f"name the output with one of these extensions, or give the format "
+                         f"({known})")
+    return chosen.name
 
 
 def _copy_out(staged: BinaryIO, out: BinaryIO, compress: bool) -> None:

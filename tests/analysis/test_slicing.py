@@ -18,9 +18,24 @@ from tests.helpers.paths import DATA_DIR
 
 
 def rows_of(profile):
-    """The samples as tuples, to compare slices with."""
-    columns = profile.samples.columns()
-    return list(zip(*(c.tolist() for c in columns.values()), strict=True))
+    """The samples as tuples, to compare slices with; a sample's thread as its (interpreter,
+    thread id), since a slice keeps only the threads its samples have."""
+    columns = {name: column.tolist() for name, column in profile.samples.columns().items()}
+    ids = list(zip(profile.threads.interpreter_id.tolist(), profile.threads.thread_id.tolist(),
+                   strict=True))
+    columns["thread"] = [ids[t] if t >= 0 else t for t in columns["thread"]]
+    return list(zip(*columns.values(), strict=True))
+
+
+def test_a_slice_keeps_the_threads_of_its_samples_in_order():
+    from tachyon_format.testing import ProfileBuilder
+
+    profile = (ProfileBuilder().sample(thread=5, t=1, stack=["a.py:1 f"])
+               .sample(thread=6, t=2, stack=["a.py:1 f"]).sample(thread=7, t=3, stack=["a.py:1 f"])
+               .sample(thread=5, t=4, stack=["a.py:1 f"]).profile())
+    got = slicing.threads(profile, [7, 5])
+    assert got.threads.thread_id.tolist() == [5, 7]
+    assert got.samples.thread.tolist() == [0, 1, 0]
 
 
 def expected_rows(profile, keep):

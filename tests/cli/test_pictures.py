@@ -46,8 +46,11 @@ def test_flamegraph_svg_and_diff(tmp_path):
     assert main(["flamegraph", str(SOURCE), "-o", str(svg), "--svg"]) == 0
     assert ET.parse(svg).getroot().tag.endswith("svg")
     diff = tmp_path / "diff.html"
-    base = DATA_DIR / "threads_gil_blocking.bin"
-    assert main(["flamegraph", str(SOURCE), "--diff", str(base), "-o", str(diff)]) == 0
+    base = DATA_DIR / "threads_gil_blocking.bin"  # (gil against wall: refused unless forced)
+    assert main(["flamegraph", str(SOURCE), "--diff", str(base), "-o", str(diff)]) == 1
+    assert not diff.exists()
+    assert main(["flamegraph", str(SOURCE), "--diff", str(base), "-o", str(diff),
+                 "--force"]) == 0
     assert diff.stat().st_size > 0
 
 

@@ -52,6 +52,23 @@ def test_the_page_renders_in_chromium_with_the_frames(source, tmp_path):
 
 
 @requires_chromium
+@pytest.mark.parametrize("icicle", [False, True])
+def test_a_deep_graph_opens_on_its_root(tmp_path, icicle):
+    """A flame graph grows upwards from its root at the bottom: a stack taller than the
+    window must open scrolled down to the root (an icicle has it at the top)."""
+    builder = ProfileBuilder()
+    stack = [f"deep.py:{level} level_{level}" for level in range(250)]
+    for t in range(20):
+        builder.sample(thread=1, t=1000 * t, stack=stack[t % 3:])
+    out = tmp_path / "deep.html"
+    flamegraph(builder.profile(), out, icicle=icicle)
+    dom = dump_dom(out)
+    assert root_attribute(dom, "data-errors") == ""
+    scrolled = int(root_attribute(dom, "data-scrolled") or 0)
+    assert (scrolled == 0) if icicle else (scrolled > 1000), scrolled
+
+
+@requires_chromium
 def test_search_and_zoom_from_the_address(tmp_path):
     profile = tachyon_format.read(WALL)
     tree = call_tree(profile)

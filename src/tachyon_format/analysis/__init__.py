@@ -6,7 +6,9 @@
   or to the samples whose stack has (or has not) a frame matching a pattern;
 * :mod:`.merge`: several profiles as one (e.g. the per-process files of ``--subprocesses``);
 * :mod:`.diff`: two profiles compared per function or per stack;
-* :mod:`.anonymize`: file paths trimmed before a profile is shared.
+* :mod:`.anonymize`: file paths trimmed before a profile is shared;
+* :mod:`.threads`: per thread, its samples and the share of each status (GIL held, waited
+  for, on CPU ...).
 
 Results are small :class:`Table` s (numpy columns, one row per distinct key) or new
 profiles that every writer writes. Every function works per distinct stack (numpy over the
@@ -20,6 +22,7 @@ from .functions import callees, callers, function_table, neighbours, top
 from .keys import FIELDS, GROUPINGS, frame_keys
 from .merge import MergeError, merge, merge_files
 from .table import Table
+from .threads import thread_table
 
 __all__ = [
     "DiffError",
@@ -38,6 +41,7 @@ __all__ = [
     "merge",
     "merge_files",
     "neighbours",
+    "thread_table",
     "slicing",
     "top",
 ]

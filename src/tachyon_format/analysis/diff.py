@@ -29,13 +29,15 @@ class DiffError(ValueError):
 
 
 def check_comparable(base: Profile, other: Profile, *, sample_type: str | None = None,
-                     force: bool = False) -> None:
-    """Raise :class:`DiffError` if *base* and *other* may not be compared as asked."""
+                     force: bool = False,
+                     remedy: str = "force=True compares them anyway") -> None:
+    """Raise :class:`DiffError` if *base* and *other* may not be compared as asked (*remedy*:
+    what to do about different sampling modes, in the caller's words)."""
     kinds = [p.meta.period_type.type if p.meta.period_type is not None else None
              for p in (base, other)]
     if not force and kinds[0] != kinds[1]:
         raise DiffError(f"the profiles were sampled as {kinds[0]!r} and {kinds[1]!r} "
-                        "(force=True compares them anyway)")
+                        f"({remedy})")
     measured = [_measured(p, sample_type) for p in (base, other)]
     if measured[0] != measured[1]:
         raise DiffError(f"the profiles measure {measured[0]} and {measured[1]}")
@@ -52,6 +54,18 @@ def _measured(profile: Profile, sample_type: str | None) -> tuple[str, str]:
     except KeyError as exc:
         raise DiffError(f"a profile measures no {sample_type!r}: {exc.args[0]}") from None
     return (value_type.type, value_type.unit)
+
+
+def seconds_per_value(profile: Profile, sample_type: str | None = None) -> float | None:
+    """Seconds one unit of the chosen value stands for: the unit itself for a time value
+    (``wall``/``nanoseconds``), the sampling period for a count of samples taken at a known
+    interval; None when the value is no time."""
+    meta = profile.meta
+    value_type = meta.sample_types[meta.sample_type_index(sample_type)]
+    if value_type.unit in NS_PER_UNIT:
+        return NS_PER_UNIT[value_type.unit] / 1e9
+    ms = period_ms(profile)
+    return None if ms != ms else ms / 1000  # (NaN: the period is unknown)
 
 
 def period_ms(profile: Profile) -> float:

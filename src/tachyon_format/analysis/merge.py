@@ -73,23 +73,41 @@ def merge_files(profiles: Mapping[str | os.PathLike, Profile], **options) -> Pro
                  pids=[pid_of(p) for p in profiles], **options)
 
 
+REMEDIES = {"sample_type": "pass sample_type= to merge by one of them",
+            "force": "force=True merges anyway"}
+"""What to do about each kind of problem, in the API's words (the command line has its own)."""
+
+
 def check_compatible(profiles: Sequence[Profile], *, sample_type: str | None = None,
-                     force: bool = False) -> list[str]:
-    """Why *profiles* may not be merged as asked ([] if they may)."""
+                     force: bool = False, names: Sequence[str] | None = None,
+                     remedies: dict[str, str] = REMEDIES) -> list[str]:
+    """Why *profiles* may not be merged as asked ([] if they may): each problem names the
+    profiles by *names* (else ``profile N``) and says what to do in *remedies*' words."""
     problems = []
     first = profiles[0].meta
+    name = (lambda i: names[i]) if names is not None else (lambda i: f"profile {i}")
     for index, profile in enumerate(profiles[1:], 1):
         meta = profile.meta
         if sample_type is None and meta.sample_types != first.sample_types:
-            problems.append(f"profile {index} has sample types {_types(meta)}, profile 0 "
-                            f"{_types(first)} (pass sample_type= to merge by one of them)")
+            problems.append(f"{name(index)} has sample types {_types(meta)}, {name(0)} "
+                            f"{_types(first)} ({remedies['sample_type']})")
         if not force and meta.period_type != first.period_type:
-            problems.append(f"profile {index} was sampled as {_period(meta)}, profile 0 as "
-                            f"{_period(first)} (force=True merges anyway)")
+            problems.append(f"{name(index)} was sampled as {_period(meta)}, {name(0)} as "
+                            f"{_period(first)} ({remedies['force']})")
         if not force and meta.period != first.period:
-            problems.append(f"profile {index} has period {meta.period}, profile 0 "
-                            f"{first.period} (force=True merges anyway)")
+            problems.append(f"{name(index)} has a sampling period of {_period_text(meta)}, "
+                            f"{name(0)} {_period_text(first)} ({remedies['force']})")
     return problems
+
+
+def _period_text(meta) -> str:
+    """The sampling period with its unit (nanoseconds as µs or ms where whole)."""
+    unit = meta.period_type.unit if meta.period_type is not None else ""
+    if unit == "nanoseconds" and meta.period:
+        for scale, name in ((1_000_000, "ms"), (1_000, "µs")):
+            if meta.period % scale == 0:
+                return f"{meta.period // scale} {name}"
+    return f"{meta.period} {unit}".strip()
 
 
 def merge(profiles: Sequence[Profile], *, names: Sequence[str] | None = None,
@@ -140,7 +158,7 @@ def _types(meta: Meta) -> str:
 
 def _period(meta: Meta) -> str:
     kind = meta.period_type.type if meta.period_type is not None else "unknown"
-    return f"{kind!r} every {meta.period}"
+    return f"{kind!r} every {_period_text(meta)}"
 
 
 def _mappings(profiles: list[Profile], string_maps: list[np.ndarray]):

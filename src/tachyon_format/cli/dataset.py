@@ -53,22 +53,42 @@ def labels_of(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def run_add(args: argparse.Namespace) -> int:
-    from tachyon_format.fleet import dataset
+def _fleet():
+    """The fleet's dataset module; a clear error where its extra is not installed."""
+    try:
+        from tachyon_format.fleet import dataset
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"datasets need the fleet extra (missing: {exc.name}): "
+                         "pip install 'tachyon-format[fleet]'") from None
+    return dataset
 
+
+def run_add(args: argparse.Namespace) -> int:
+    """Each file on its own: a bad one is reported with its path, and the others are added."""
+    import tachyon_format
+
+    dataset = _fleet()
     args.file = args.dataset
     keys = args.partition_by.split(",") if args.partition_by else None
-    added = dataset.add(args.dataset, args.files, labels=labels_of(args.label),
-                        timestamps=args.timestamps, partition_by=keys, format=args.format)
+    labels = labels_of(args.label)
+    added, failed = [], 0
+    for path in args.files:
+        try:
+            added += dataset.add(args.dataset, [path], labels=labels,
+                                 timestamps=args.timestamps, partition_by=keys,
+                                 format=args.format)
+        except (tachyon_format.FormatError, ValueError, OSError) as exc:
+            failed += 1
+            print(f"tachyon-format: {path}: {exc} (not added)", file=sys.stderr)
     new = [a for a in added if not a.skipped]
     print(f"{len(new)} profiles added to {args.dataset} ({sum(a.num_samples for a in new)} "
-          f"samples; {len(added) - len(new)} already there)", file=sys.stderr)
-    return 0
+          f"samples; {len(added) - len(new)} already there"
+          f"{f'; {failed} not added' if failed else ''})", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from tachyon_format.fleet import dataset
-
+    dataset = _fleet()
     args.file = args.dataset
     facts = dataset.summary(args.dataset)
     if args.json:

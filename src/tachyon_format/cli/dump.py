@@ -7,7 +7,7 @@ import sys
 
 import tachyon_format
 
-from . import progress, streams
+from . import progress
 
 
 def add_parser(commands) -> None:
@@ -23,8 +23,7 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.canonical import write_canonical  # (numpy: only when run)
 
-    with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(streams.source(args.file), **options)
+    profile = progress.read_profile(args, args.file)
     facts = tachyon_format.info(profile)
     if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8", newline="\n") as out:

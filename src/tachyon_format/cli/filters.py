@@ -14,19 +14,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--from-ms", type=float, help="start of a time window (ms after the "
                        "first sample)")
     group.add_argument("--to-ms", type=float, help="end of the time window (ms, exclusive)")
-    group.add_argument("--thread", type=int, action="append", metavar="TID",
-                       help="only this thread id (repeatable)")
-    group.add_argument("--interpreter", type=int, action="append", metavar="ID",
+    group.add_argument("--thread", type=_thread_id, action="append", metavar="TID",
+                       help="only this thread id (repeatable; `info --threads` lists them)")
+    group.add_argument("--interpreter", type=_interpreter_id, action="append", metavar="ID",
                        help="only this interpreter id (repeatable)")
     group.add_argument("--status", type=_statuses, default=0, metavar="BITS",
                        help=f"only samples with all these status bits, comma-separated: "
                        f"{', '.join(STATUS_NAMES)}")
     group.add_argument("--not-status", type=_statuses, default=0, metavar="BITS",
                        help="only samples with none of these status bits")
-    group.add_argument("--focus", metavar="REGEX",
+    group.add_argument("--focus", metavar="REGEX", type=regex,
                        help="only samples whose stack has a function matching REGEX")
-    group.add_argument("--ignore", metavar="REGEX",
+    group.add_argument("--ignore", metavar="REGEX", type=regex,
                        help="drop samples whose stack has a function matching REGEX")
+
+
+def regex(text: str) -> str:
+    """A regular expression (Python's ``re``), checked here so that a bad one is a usage
+    error, not a traceback."""
+    import re
+
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression: {text!r} ({exc})"
+                                         ) from None
+    return text
+
+
+def _id_of(width: int, what: str, plural: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if not 0 <= value < 1 << width:
+            raise argparse.ArgumentTypeError(
+                f"not {what}: {text} ({plural} are 0 to {(1 << width) - 1})")
+        return value
+    return parse
+
+
+_thread_id = _id_of(64, "a thread id", "thread ids")
+_interpreter_id = _id_of(32, "an interpreter id", "interpreter ids")
 
 
 def _statuses(text: str) -> int:
@@ -41,6 +71,23 @@ def _statuses(text: str) -> int:
     return bits
 
 
+def say_empty(args: argparse.Namespace, profile) -> None:
+    """Tell (on standard error) why a command has nothing to show: no sample passed the
+    filters, or the profile holds none."""
+    import sys
+
+    chosen = [flag for flag, value in (("--from-ms/--to-ms", needs_times(args)),
+                                        ("--thread", args.thread),
+                                        ("--interpreter", args.interpreter),
+                                        ("--status", args.status),
+                                        ("--not-status", args.not_status),
+                                        ("--focus", args.focus), ("--ignore", args.ignore))
+              if value]
+    why = (f"no sample passes {', '.join(chosen)}" if chosen
+           else "the profile holds no samples")
+    print(f"tachyon-format: {args.file}: nothing to show: {why}", file=sys.stderr)
+
+
 def needs_times(args: argparse.Namespace) -> bool:
     return args.from_ms is not None or args.to_ms is not None
 
@@ -48,14 +95,9 @@ def needs_times(args: argparse.Namespace) -> bool:
 def read(path: str, args: argparse.Namespace):
     """The profile in *path*, filtered; per-stack counts unless a time window needs every
     sample's time."""
-    import tachyon_format
+    from . import progress
 
-    from . import progress, streams
-
-    with progress.reading(args, path) as options:
-        profile = tachyon_format.read(streams.source(path), aggregate=not needs_times(args),
-                                      **options)
-    return apply(profile, args)
+    return apply(progress.read_profile(args, path, aggregate=not needs_times(args)), args)
 
 
 def apply(profile, args: argparse.Namespace):

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import tachyon_format
-
 from . import progress, streams
 
 
@@ -23,6 +21,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--svg", action="store_true", help="a static SVG instead of a page")
     parser.add_argument("--diff", metavar="BASELINE",
                         help="colour by the change from BASELINE (shares of each total)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --diff: compare profiles of different sampling modes")
     parser.add_argument("--icicle", action="store_true", help="the root at the top")
     parser.add_argument("--title", help="the page's title")
     parser.add_argument("--sample-type", help="the value to draw (default: samples)")
@@ -35,18 +35,20 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render import flamegraph as pictures  # (numpy: only when run)
 
-    with progress.reading(args, args.file) as read_options:
-        profile = tachyon_format.read(streams.source(args.file), aggregate=True,
-                                      **read_options)
+    profile = progress.read_profile(args, args.file, aggregate=True)
     options = {"title": args.title, "sample_type": args.sample_type,
                "profiler_frames": args.profiler_frames}
     if args.diff:
+        from tachyon_format.analysis.diff import check_comparable
+
         if args.svg:
             raise ValueError("--svg draws one profile; a diff is a page")
-        with progress.reading(args, args.diff) as read_options:
-            baseline = tachyon_format.read(streams.source(args.diff), aggregate=True,
-                                           **read_options)
-    with streams.output_path(args.output, ".svg" if args.svg else ".html") as output:
+        baseline = progress.read_profile(args, args.diff, aggregate=True)
+        check_comparable(baseline, profile, sample_type=args.sample_type, force=args.force,
+                         remedy="--force compares them anyway")
+    streams.check_output(args.output, [args.file] + ([args.diff] if args.diff else []))
+    with (streams.output_path(args.output, ".svg" if args.svg else ".html") as output,
+          progress.phase(args, f"drawing {args.output}")):
         if args.diff:
             pictures.flamegraph_diff(profile, baseline, output, icicle=args.icicle, **options)
         elif args.svg:

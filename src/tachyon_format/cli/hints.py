@@ -11,7 +11,12 @@ HEADER_SIZE = 64
 UNFINISHED = (
     "the header is all zeros: the profiler was stopped before it finished writing this file "
     "(CPython writes the header last); `tachyon-format validate` tells what is left, and "
-    "`tachyon_format.read(path, strict=False)` recovers the samples that can be read")
+    "--salvage reads the samples that can be read")
+CUT_SHORT = (
+    "the file is shorter than its header says (it was probably cut short, e.g. copied while "
+    "being written): `tachyon-format validate` tells what is left, and --salvage reads the "
+    "samples that can be read")
+MAGICS = {b"HCAT": "little", b"TACH": "big"}
 
 
 def hint(path: object) -> str | None:
@@ -26,6 +31,16 @@ def hint(path: object) -> str | None:
         return None
     if len(head) == HEADER_SIZE and not any(head):
         return UNFINISHED
+    order = MAGICS.get(head[:4])
+    if order is not None and len(head) == HEADER_SIZE:
+        # the table offsets of the current layout (docs/format/header.md): past the end?
+        tables = (int.from_bytes(head[40:48], order), int.from_bytes(head[48:56], order))
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return None
+        if max(tables) > size and max(tables) < 1 << 40:  # (a plausible offset, not noise)
+            return CUT_SHORT
     return None
 
 

@@ -18,11 +18,18 @@ def add_parser(commands) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print the facts as JSON (with several files: one object per "
                         "line, its file under \"file\")")
+    parser.add_argument("--threads", action="store_true",
+                        help="list the threads (the ids --thread takes): samples, time, and "
+                        "the share of each status (GIL held, waited for, on CPU ...)")
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.threads:
+        if len(args.file) != 1:
+            raise ValueError("--threads lists the threads of one file")
+        return _threads(args, args.file[0])
     if len(args.file) == 1:  # (errors reach main, which names the file)
         facts = tachyon_format.info(streams.source(args.file[0]))
         print(json.dumps(facts, sort_keys=True) if args.json else format_info(facts))
@@ -43,6 +50,34 @@ def run(args: argparse.Namespace) -> int:
             else:
                 files_done.print(("\n" if number else "") + f"{path}:\n{format_info(facts)}")
     return 1 if failed else 0
+
+
+def _threads(args: argparse.Namespace, path: str) -> int:
+    from tachyon_format.analysis import thread_table
+    from tachyon_format.analysis.diff import seconds_per_value
+
+    profile = progress.read_profile(args, path, aggregate=True)
+    table = thread_table(profile)
+    if args.json:
+        for row in table.rows():
+            print(json.dumps({name: (None if value != value else value)  # (NaN: no status)
+                              for name, value in zip(table.names, row, strict=True)}))
+        return 0
+    seconds = seconds_per_value(profile)
+    fractions = [name for name in table.names if name.endswith("_fraction")]
+    print(f"{'interp':>6} {'thread id':>20} {'samples':>9}"
+          + (f" {'seconds':>9}" if seconds else "") + " "
+          + " ".join(f"{name.removesuffix('_fraction'):>13}" for name in fractions))
+    for row in table.rows():
+        values = dict(zip(table.names, row, strict=True))
+        shares = " ".join("            -" if values[name] != values[name]
+                          else f"{100 * values[name]:>12.1f}%" for name in fractions)
+        print(f"{values['interpreter_id']:>6} {values['thread_id']:>20} "
+              f"{values['samples']:>9}" + (f" {values['samples'] * seconds:>9.3f}"
+                                            if seconds else "")
+              + f" {shares}" + ("  (main)" if values["main"] else ""))
+    print(f"{len(table)} threads, {table.total} samples")
+    return 0
 
 
 def format_info(facts: dict) -> str:

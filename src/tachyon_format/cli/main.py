@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import tachyon_format
 
 from . import (
+    callers,
     convert,
     dataset,
     diff,
@@ -26,8 +27,8 @@ from . import (
 )
 from . import slice as slice_
 
-SUBCOMMANDS = (info, dump, validate, convert, top, slice_, merge, diff, flamegraph, timeline,
-               spec, dataset)
+SUBCOMMANDS = (info, dump, validate, convert, top, callers, slice_, merge, diff, flamegraph,
+               timeline, spec, dataset)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,7 +38,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except ValueError as exc:  # malformed input (FormatError), or a request it cannot satisfy
         file = _file_of(args)
+        if file is None:
+            print(f"tachyon-format: {exc}", file=sys.stderr)
+            return 1
         print(f"tachyon-format: {file}: {hints.with_hint(file, str(exc))}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        file = _file_of(args)
+        print(f"tachyon-format: {file or 'the input'}: out of memory (for a very large file, "
+              "read it in batches: the API's iter_batches, or the reading limits of "
+              "docs/format/limits.md)", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `tachyon-format dump big.bin | head`: not an error
         # Python would report the failed flush of stdout at exit; point it at devnull
@@ -48,11 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _file_of(args: argparse.Namespace) -> str:
-    """The input a command's error is about (commands taking several files report each one
-    themselves)."""
-    file = args.file
-    return file[0] if isinstance(file, list) and len(file) == 1 else file
+def _file_of(args: argparse.Namespace) -> str | None:
+    """The input a command's error is about (None for several: commands taking several
+    files name the one at fault themselves)."""
+    file = getattr(args, "file", None)
+    if isinstance(file, list):
+        return file[0] if len(file) == 1 else None
+    return file
 
 
 def build_parser() -> argparse.ArgumentParser:

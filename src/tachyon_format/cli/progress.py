@@ -29,10 +29,14 @@ DELAY_S = 0.5
 """Seconds of work before a bar is drawn."""
 
 
-def add_option(parser: argparse.ArgumentParser) -> None:
+def add_option(parser: argparse.ArgumentParser, *, salvage: bool = True) -> None:
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar (there is none unless standard error is a "
                         "terminal)")
+    if salvage:
+        parser.add_argument("--salvage", action="store_true",
+                            help="read what can be read of a broken or cut-short file "
+                            "(Tachyon), and say on standard error what was lost")
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -105,8 +109,11 @@ def reading(args: argparse.Namespace, source: Any, format: str | None = None
     """Options for ``tachyon_format.read`` (or ``convert``'s ``read_options``) that drive a
     bar of samples decoded while *source* is read: ``{"progress": bar}`` for a Tachyon file
     given by path when a bar may be drawn, else ``{}`` (other readers have no such hook)."""
+    options: dict[str, Any] = {}
+    if getattr(args, "salvage", False):
+        options["strict"] = False
     if not wanted(args) or not isinstance(source, str | os.PathLike) or source == "-":
-        yield {}
+        yield options
         return
     import tachyon_format
 
@@ -115,7 +122,69 @@ def reading(args: argparse.Namespace, source: Any, format: str | None = None
     except (OSError, TypeError):  # the read itself reports the path's problem
         tachyon = False
     if not tachyon:
-        yield {}
+        yield options
         return
     with bar(args, os.path.basename(os.fspath(source)), unit=" samples") as made:
-        yield {"progress": made}
+        yield {**options, "progress": made}
+    _report_salvage(args, source, options)
+
+
+def _report_salvage(args: argparse.Namespace, source: Any, options: dict) -> None:
+    """After a read with --salvage: nothing (what was lost is in the profile's extras, which
+    the command reports itself through :func:`salvaged`)."""
+
+
+@contextlib.contextmanager
+def phase(args: argparse.Namespace, description: str) -> Iterator[None]:
+    """A step with no count to show (writing an output, drawing a page): after
+    :data:`DELAY_S`, a line saying what runs and for how long, refreshed by a helper thread
+    until the step ends (then cleared), so that a long command never looks stuck."""
+    if not wanted(args):
+        yield
+        return
+    import threading
+
+    done = threading.Event()
+
+    def show() -> None:
+        if done.wait(DELAY_S):
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return
+        with tqdm(total=None, desc=description, bar_format="{desc}: {elapsed}",
+                  leave=False, file=sys.stderr) as line:
+            while not done.wait(0.25):
+                line.refresh()
+
+    helper = threading.Thread(target=show, name="tachyon-format progress", daemon=True)
+    helper.start()
+    try:
+        yield
+    finally:
+        done.set()
+        helper.join()
+
+
+def read_profile(args: argparse.Namespace, path: str, *, aggregate: bool = False,
+                 format: str | None = None):
+    """``tachyon_format.read`` of *path* ('-': standard input) for a command: with its bar,
+    its ``--salvage``, and what a salvage lost said on standard error."""
+    import tachyon_format
+
+    source = sys.stdin.buffer if path == "-" else path
+    with reading(args, path, format) as options:
+        profile = tachyon_format.read(source, aggregate=aggregate, format=format, **options)
+    salvaged(path, profile)
+    return profile
+
+
+def salvaged(source: Any, profile) -> None:
+    """Say on standard error what a salvaged read lost (nothing for a whole file)."""
+    problems = profile.extras.get("salvage") if profile is not None else None
+    if not problems:
+        return
+    name = "-" if not isinstance(source, str | os.PathLike) else os.fspath(source)
+    for problem in problems:
+        print(f"tachyon-format: {name}: salvage: {problem}", file=sys.stderr)

@@ -28,12 +28,17 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.output == "-" and args.to is None:
         raise ValueError("writing to standard output needs --to FORMAT")
+    streams.check_output(args.output, [args.file])
+    if args.to is None:
+        tachyon_format.output_format(args.output)  # (refused before any reading)
     timeline = tachyon_format.FORMATS[args.to].timeline if args.to else True
-    with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(streams.source(args.file), aggregate=not (
-            timeline or filters.needs_times(args)), **options)
+    profile = progress.read_profile(args, args.file,
+                                    aggregate=not (timeline or filters.needs_times(args)))
     sliced = filters.apply(profile, args)
-    written = tachyon_format.write(sliced, args.output, format=args.to)
+    if not len(sliced.samples):
+        filters.say_empty(args, profile)
+    with progress.phase(args, f"writing {args.output}"):
+        written = tachyon_format.write(sliced, args.output, format=args.to)
     if args.output != "-":
         print(f"{args.file} -> {args.output} ({written}, {len(sliced.samples)} of "
               f"{len(profile.samples)} rows)", file=sys.stderr)

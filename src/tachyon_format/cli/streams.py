@@ -10,6 +10,26 @@ import tempfile
 from collections.abc import Iterator
 
 
+def check_output(output: str, inputs: list[str], *, overwrite: bool = True) -> None:
+    """Refuse to write *output* over one of the *inputs* (always) or over any existing file
+    unless *overwrite* (ValueError)."""
+    if output == "-":
+        return
+    for name in inputs:
+        if name != "-" and _same_file(output, name):
+            raise ValueError(f"refusing to write {output} over one of the inputs")
+    if not overwrite and os.path.exists(output):
+        raise ValueError(f"{output} exists: name the output with -o OUT, or add --overwrite "
+                         "to write over it")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
 def source(name: str):
     """What to read *name* from: standard input's bytes for ``-``, else the path."""
     return sys.stdin.buffer if name == "-" else name

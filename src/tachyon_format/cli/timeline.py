@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import tachyon_format
-
 from . import progress, streams
 
 
@@ -30,9 +28,10 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.render.timeline import timeline  # (numpy: only when run)
 
-    with progress.reading(args, args.file) as options:
-        profile = tachyon_format.read(streams.source(args.file), **options)
-    with streams.output_path(args.output, ".html") as output:
+    profile = progress.read_profile(args, args.file)
+    streams.check_output(args.output, [args.file])
+    with (streams.output_path(args.output, ".html") as output,
+          progress.phase(args, f"drawing {args.output}")):
         timeline(profile, output, title=args.title, max_buckets=args.max_buckets)
     if args.output != "-":
         print(f"{args.file} -> {args.output}", file=sys.stderr)

@@ -33,31 +33,58 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tachyon_format.analysis import top
+    from tachyon_format.analysis.diff import seconds_per_value
 
+    if args.limit < 1:
+        raise ValueError(f"-n {args.limit} shows no rows: give -n 1 or more")
     profile = filters.read(args.file, args)
     table = top(profile, args.limit, args.by, sort=args.sort, sample_type=args.sample_type,
                 filter_internal=not args.profiler_frames)
+    if not len(table):
+        filters.say_empty(args, profile)
+        return 0
     if args.json:
         for row in table.rows():
             print(json.dumps(dict(zip(table.names, _plain(row), strict=True))))
         return 0
-    print(render(table))
+    print(render(table, seconds_per_value(profile, args.sample_type)))
     return 0
 
 
-def render(table) -> str:
-    """The table as text: counts, their share of the total, then the key columns."""
+def render(table, seconds: float | None = None) -> str:
+    """The table as text: counts (and the time they stand for: *seconds* per unit, as
+    CPython's replay shows it), their share of the total, then the key columns (opcodes by
+    their 3.15 names)."""
     total = max(table.total, 1)
     keys = [name for name in table.names if name not in ("self", "cumulative")]
-    lines = [f"{'self':>9} {'self%':>6} {'cumul':>9} {'cumul%':>6}  " + "  ".join(keys)]
+    timed = seconds is not None
+    head = (f"{'self':>9} {'self s':>9} {'self%':>6} {'cumul':>9} {'cumul s':>9} {'cumul%':>6}"
+            if timed else f"{'self':>9} {'self%':>6} {'cumul':>9} {'cumul%':>6}")
+    lines = [head + "  " + "  ".join(keys)]
     for row in table.rows():
         values = dict(zip(table.names, row, strict=True))
         own, cumulative = int(values["self"]), int(values["cumulative"])
-        lines.append(f"{own:>9} {100 * own / total:>5.1f}% {cumulative:>9} "
-                     f"{100 * cumulative / total:>5.1f}%  "
-                     + "  ".join(str(values[k]) for k in keys))
-    lines.append(f"total: {table.total} ({len(table)} rows shown)")
+        cells = [f"{own:>9}", *([f"{own * seconds:>9.3f}"] if timed else []),
+                 f"{100 * own / total:>5.1f}%", f"{cumulative:>9}",
+                 *([f"{cumulative * seconds:>9.3f}"] if timed else []),
+                 f"{100 * cumulative / total:>5.1f}%"]
+        lines.append(" ".join(cells) + "  " + "  ".join(_shown(k, values[k]) for k in keys))
+    shown_total = f"{table.total}" + (f" ({table.total * seconds:.3f} s)" if timed else "")
+    lines.append(f"total: {shown_total}; {len(table)} rows shown")
     return "\n".join(lines)
+
+
+def _shown(key: str, value) -> str:
+    """A key's value as text: an opcode by its CPython 3.15 name (and number)."""
+    if key == "opcode":
+        import tachyon_format
+
+        number = int(value)
+        if number < 0:
+            return "-"
+        name = tachyon_format.opcode_name(number)
+        return f"{name} ({number})" if name else str(number)
+    return str(value)
 
 
 def _plain(row) -> list:

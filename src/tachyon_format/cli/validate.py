@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 import tachyon_format
+from tachyon_format.formats import format_for_extension
 from tachyon_format.problems import Problem
 
 from . import progress
@@ -23,7 +26,11 @@ def add_parser(commands) -> None:
     parser = commands.add_parser(
         "validate", help="check every file and print each problem with its severity; exit 1 "
         "if one is malformed, 2 if one cannot be read")
-    parser.add_argument("file", nargs="+", help="a profile of any format")
+    parser.add_argument("file", nargs="+", help="a profile of any format, or with -r a "
+                        "directory")
+    parser.add_argument("-r", "--recursive", action="store_true",
+                        help="check every file under each directory given (files whose name "
+                        "no format claims are left out)")
     parser.add_argument("--format", choices=list(tachyon_format.FORMATS),
                         help="the files' format (default: sniffed from each file)")
     parser.add_argument("--json", action="store_true",
@@ -33,13 +40,35 @@ def add_parser(commands) -> None:
     parser.set_defaults(run=run)
 
 
+def expand(paths: list[str], recursive: bool) -> list[str]:
+    """The files to check: each path, and with *recursive* every file under each directory
+    whose name a format claims (in name order)."""
+    if not recursive:
+        return paths
+    out = []
+    for path in paths:
+        if not os.path.isdir(path):
+            out.append(path)
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            out += [os.path.join(root, name) for name in sorted(files)
+                    if format_for_extension(name) is not None]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     worst = VALID
+    files = expand(args.file, args.recursive)
+    if not files:
+        print("tachyon-format: no profile files found under "
+              f"{', '.join(args.file)}", file=sys.stderr)
+        return VALID
     with progress.bar(args, "validate", unit=" files") as files_done:
-        for number, path in enumerate(args.file):
+        for number, path in enumerate(files):
             status, problems = check(path, args.format)
             worst = max(worst, status)
-            files_done(number + 1, len(args.file))
+            files_done(number + 1, len(files))
             if args.json:
                 files_done.print(json.dumps({
                     "file": path, "status": STATUS_NAMES[status],

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import inspect
+import re
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +58,31 @@ class Format:
         with *stem* for its ``*`` (``callgrind.out.profile``)."""
         first = self.extensions[0] if self.extensions else ""
         return first.replace("*", stem) if "*" in first else stem + first
+
+    def write_options(self) -> dict[str, inspect.Parameter]:
+        """The keyword options of the format's writer, by name: those of its ``write``, and,
+        when ``write`` passes ``**options`` on, those of the function its docstring names
+        (``*options* as for :func:`build```). Empty for a format written by no writer."""
+        write = self.verb("write") if "write" in self.verbs else None
+        if write is None:
+            return {}
+        options: dict[str, inspect.Parameter] = {}
+        functions = [write]
+        named = re.search(r":func:`(\w+)`", write.__doc__ or "")
+        if named is not None:
+            target = getattr(sys.modules[write.__module__], named.group(1), None)
+            if callable(target):
+                functions.append(target)
+        for function in functions:
+            try:  # (the annotations resolved, for the Literal choices of an option)
+                hints = typing.get_type_hints(function)
+            except Exception:  # noqa: BLE001 (a name only a type checker knows)
+                hints = {}
+            for parameter in inspect.signature(function).parameters.values():
+                if parameter.kind is parameter.KEYWORD_ONLY:
+                    options.setdefault(parameter.name, parameter.replace(
+                        annotation=hints.get(parameter.name, parameter.annotation)))
+        return options
 
     @property
     def can_read(self) -> bool:

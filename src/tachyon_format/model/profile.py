@@ -152,7 +152,15 @@ class Meta:
             if value_type.type == name:
                 return index
         names = ", ".join(v.type for v in self.sample_types)
-        raise KeyError(f"no sample type {name!r} (this profile has: {names})")
+        raise UnknownSampleType(f"no sample type {name!r} (this profile has: {names})")
+
+
+class UnknownSampleType(KeyError, ValueError):
+    """A sample type the profile does not have (a KeyError of :class:`Meta`, and a ValueError:
+    a request that cannot be satisfied)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass

@@ -24,11 +24,17 @@ def info_line(info: dict) -> str:
 def sample_lines(profile: Profile) -> Iterator[str]:
     """One canonical line per sample (without newline). Each frame and each distinct stack is
     rendered once; a sample line is then a join of cached pieces. The profile must have
-    timestamps and statuses (as a Tachyon file's has)."""
+    timestamps and statuses (as a Tachyon file's has): ValueError at once, before any line,
+    if it has not."""
     samples = profile.samples
     if samples.timestamp_us is None or samples.status is None or samples.values is not None:
         raise ValueError("the canonical dump lists thread-samples with their time and status; "
                          "this profile has none (it holds aggregated values)")
+    return _lines(profile)
+
+
+def _lines(profile: Profile) -> Iterator[str]:
+    samples = profile.samples
     frame_json = _frame_fragments(profile)
     stack_of = profile.stacks.tuples()
     stack_json: dict[int, str] = {}
@@ -70,8 +76,9 @@ def _frame_fragments(profile: Profile) -> list[str]:
 def write_canonical(profile: Profile, info: dict, out) -> None:
     """Write the canonical form of ``profile`` to the text stream ``out``; *info* is the first
     line's dict (for a Tachyon file, CPython's ``get_info()``: ``tachyon_format.info``)."""
+    lines = sample_lines(profile)  # (refuses a profile without a timeline before writing)
     out.write(info_line(info) + "\n")
-    for line in sample_lines(profile):
+    for line in lines:
         out.write(line + "\n")
 
 

@@ -46,11 +46,15 @@ SAMPLE_KEY, LABEL_KEY = 0x12, 0x1A
 
 
 def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
-          compression: Compression = "gzip", level: int | None = None, **options: Any) -> None:
+          compression: Compression | None = None, level: int | None = None,
+          **options: Any) -> None:
     """Write *profile* as pprof to *destination* (a path or a binary file).
 
-    ``compression``: ``"gzip"`` (default, what pprof writes), ``"zstd"`` or ``"none"``;
-    ``level``: the compressor's level. Other options: :func:`encode`."""
+    ``compression``: ``"gzip"`` (what pprof writes), ``"zstd"`` or ``"none"``; by default
+    from the path's name (``.zst`` zstd, ``.pb`` none, else gzip). ``level``: the
+    compressor's level. Other options: :func:`encode`."""
+    if compression is None:
+        compression = compression_for(destination)
     if compression not in COMPRESSIONS:
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, "
                          f"not {compression!r}")
@@ -60,6 +64,17 @@ def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
             _stream(pieces, f, compression, level)
     else:
         _stream(pieces, destination, compression, level)
+
+
+def compression_for(destination) -> Compression:
+    """The compression a destination's name asks for: ``.zst`` zstd, ``.pb`` none (a raw
+    message), anything else (``.pb.gz``, ``.pprof``, a file object) gzip, as pprof writes."""
+    name = os.fspath(destination).lower() if isinstance(destination, str | os.PathLike) else ""
+    if name.endswith(".zst"):
+        return "zstd"
+    if name.endswith(".pb"):
+        return "none"
+    return "gzip"
 
 
 def dumps(profile: Profile, *, compression: Compression = "gzip", level: int | None = None,

@@ -53,13 +53,14 @@ UNKNOWN_FILE = "<unknown>"
 
 
 def read(source: Source, *, aggregate: bool = False, threads: bool | None = None,
-         chunk_size: int = 8 << 20) -> Profile:
+         chunk_size: int = 8 << 20, progress=None) -> Profile:
     """Everything readable in *source*, with ``extras["salvage"]`` listing what was lost
     (``[]`` when the file reads whole). Raises :class:`FormatError` only when nothing at all
     can be recovered (not a Tachyon file, too short for a header)."""
     data = read_bytes(source)
     try:
-        profile = strict_read(data, aggregate=aggregate, threads=threads, chunk_size=chunk_size)
+        profile = strict_read(data, aggregate=aggregate, threads=threads, chunk_size=chunk_size,
+                              progress=progress)
     except FormatError as exc:
         first = Problem.from_error(exc)
         if data[:spec.HEADER_SIZE] == bytes(spec.HEADER_SIZE):

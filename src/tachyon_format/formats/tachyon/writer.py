@@ -401,7 +401,9 @@ def _encode_samples(encoder: SampleEncoder, profile: Profile, records) -> None:
     thread_keys = list(zip(np.asarray(profile.threads.thread_id).tolist(),
                            np.asarray(profile.threads.interpreter_id).tolist(), strict=True))
     stack_of = profile.stacks.tuples(limit=spec.MAX_STACK_DEPTH)
-    states = [encoder.thread(tid, iid) for tid, iid in thread_keys]
+    # a thread's state is made at its first sample, as CPython's writer makes it (the
+    # header's thread_count counts the threads written, not the profile's whole table)
+    states: list = [None] * len(thread_keys)
     stamps = np.asarray(samples.timestamp_us).tolist()
     threads = np.asarray(samples.thread).tolist()
     statuses = np.asarray(samples.status).tolist()
@@ -418,6 +420,8 @@ def _encode_samples(encoder: SampleEncoder, profile: Profile, records) -> None:
         zip(stamps, threads, statuses, stack_ids, strict=True)
     ):
         state = states[row]
+        if state is None:
+            state = states[row] = encoder.thread(*thread_keys[row])
         encode(state, stack_of[node], ts, status)
         if index in repeat_ends:
             flush(state)

@@ -86,16 +86,25 @@
       matchedText.textContent = "matched " + TF.count(count) + " nodes, " + TF.count(sum) + " " + D.unit + " (" + TF.percent(sum, root) + ")";
     }
 
+    function showRoot() {  // a flame graph grows upwards: open on its root, at the bottom
+      if (D.icicle) return;
+      var box = chart.querySelector('[data-i="' + zoom + '"]');
+      if (box && box.scrollIntoView) box.scrollIntoView({block: "end"});
+      document.documentElement.setAttribute("data-scrolled", String(Math.round(window.scrollY)));
+    }
+
     chart.addEventListener("click", function (event) {
       var box = event.target.closest(".n");
-      if (box) { zoom = +box.getAttribute("data-i"); render(); }
+      if (box) { zoom = +box.getAttribute("data-i"); render(); showRoot(); }
     });
     chart.addEventListener("mousemove", function (event) {
       var box = event.target.closest(".n");
       TF.tooltip(tip, box ? describe(+box.getAttribute("data-i")) : null, event);
     });
     chart.addEventListener("mouseleave", function (event) { TF.tooltip(tip, null, event); });
-    document.getElementById("reset").addEventListener("click", function () { zoom = 0; render(); });
+    document.getElementById("reset").addEventListener("click", function () {
+      zoom = 0; render(); showRoot();
+    });
     search.addEventListener("input", function () { find(search.value); render(); });
     window.addEventListener("resize", render);
 
@@ -103,6 +112,7 @@
     if (params.search) { search.value = params.search; find(params.search); }
     if (params.zoom && +params.zoom >= 0 && +params.zoom < n) zoom = +params.zoom;
     render();
+    showRoot();
   } catch (error) {
     TF.fail(error);
   }
