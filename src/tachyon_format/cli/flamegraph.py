@@ -28,6 +28,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--sample-type", help="the value to draw (default: samples)")
     parser.add_argument("--profiler-frames", action="store_true",
                         help="keep the profiler's own frames (left out, as CPython does)")
+    streams.add_browser_option(parser)
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
@@ -57,4 +58,5 @@ def run(args: argparse.Namespace) -> int:
             pictures.flamegraph(profile, output, icicle=args.icicle, **options)
     if args.output != "-":
         print(f"{args.file} -> {args.output}", file=sys.stderr)
+    streams.open_in_browser(args, args.output)
     return 0

@@ -17,6 +17,7 @@ from . import (
     diff,
     dump,
     flamegraph,
+    heatmap,
     hints,
     info,
     merge,
@@ -28,7 +29,7 @@ from . import (
 from . import slice as slice_
 
 SUBCOMMANDS = (info, dump, validate, convert, top, callers, slice_, merge, diff, flamegraph,
-               timeline, spec, dataset)
+               heatmap, timeline, spec, dataset)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

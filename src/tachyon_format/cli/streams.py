@@ -30,6 +30,22 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def add_browser_option(parser) -> None:
+    parser.add_argument("--browser", action="store_true",
+                        help="open the page in a web browser once it is written")
+
+
+def open_in_browser(args, path: str | os.PathLike) -> None:
+    """Open a written page in the user's web browser (with ``--browser``)."""
+    if not getattr(args, "browser", False) or os.fspath(path) == "-":
+        return
+    import pathlib
+    import webbrowser
+
+    if not webbrowser.open(pathlib.Path(path).resolve().as_uri()):
+        print(f"tachyon-format: no web browser to open {path} in", file=sys.stderr)
+
+
 def source(name: str):
     """What to read *name* from: standard input's bytes for ``-``, else the path."""
     return sys.stdin.buffer if name == "-" else name

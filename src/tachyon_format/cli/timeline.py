@@ -21,6 +21,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--title", help="the page's title")
     parser.add_argument("--max-buckets", type=int, default=2000,
                         help="time slots per lane (the page's size grows with it)")
+    streams.add_browser_option(parser)
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
@@ -35,4 +36,5 @@ def run(args: argparse.Namespace) -> int:
         timeline(profile, output, title=args.title, max_buckets=args.max_buckets)
     if args.output != "-":
         print(f"{args.file} -> {args.output}", file=sys.stderr)
+    streams.open_in_browser(args, args.output)
     return 0
