@@ -90,6 +90,21 @@ def test_a_bar_of_samples_on_a_terminal_and_the_same_output(args):
 
 
 @needs_tqdm
+@pytest.mark.parametrize("args", [
+    ["convert", str(FILE), "out.gecko.json"],
+    ["flamegraph", str(FILE), "-o", "flame.html"],
+    ["heatmap", str(FILE), "-o", "heat"],
+], ids=["convert", "flamegraph", "heatmap"])
+def test_the_whole_command_shows_progress(args, tmp_path, monkeypatch):
+    """After the read, the writing (or drawing) shows a line too: a long write never looks
+    stuck."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(args, terminal=True)
+    assert code == 0
+    assert ("writing " if args[0] != "flamegraph" else "drawing ") in err
+
+
+@needs_tqdm
 def test_quiet_draws_no_bar_and_loads_no_tqdm():
     code, out, err = run(["top", str(FILE), "-n", "3", "--quiet"], terminal=True)
     assert code == 0

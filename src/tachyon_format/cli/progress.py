@@ -145,21 +145,27 @@ def phase(args: argparse.Namespace, description: str) -> Iterator[None]:
     import threading
 
     done = threading.Event()
+    drawn = threading.Event()  # (with no delay, the line is up before the step starts)
 
     def show() -> None:
         if done.wait(DELAY_S):
+            drawn.set()
             return
         try:
             from tqdm import tqdm
         except ImportError:
+            drawn.set()
             return
         with tqdm(total=None, desc=description, bar_format="{desc}: {elapsed}",
                   leave=False, file=sys.stderr) as line:
+            drawn.set()
             while not done.wait(0.25):
                 line.refresh()
 
     helper = threading.Thread(target=show, name="tachyon-format progress", daemon=True)
     helper.start()
+    if DELAY_S <= 0:
+        drawn.wait()
     try:
         yield
     finally:
