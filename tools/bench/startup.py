@@ -14,6 +14,13 @@ from cached bytecode. The commands:
 * ``ours-dev``, ``ours-3.15``: ``python -m tachyon_format info FILE`` under the development
   Python and (with ``--dev-python-315``) under CPython 3.15, with this checkout's ``src``
   first on the path.
+
+With ``--convert``, the whole of a small conversion as a user runs it:
+
+* ``numpy``: ``python -c "import numpy"``, what every reading command pays first;
+* ``ours-collapsed``, ``ours-pprof``: ``python -m tachyon_format convert FILE OUT`` to
+  collapsed stacks and to pprof; the report gives their time beyond ``numpy``;
+* ``cpython-collapsed``: ``python3.15 -m profiling.sampling replay --collapsed -o OUT FILE``.
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ CPYTHON_SAMPLING = ("from profiling.sampling.binary_reader import BinaryReader; 
                     "with BinaryReader(sys.argv[1]) as r: r.get_info()")
 
 
-def commands(file: str, reference: str, dev: str, dev_315: str | None) -> dict[str, list[str]]:
-    """The timed commands by name."""
+def commands(file: str, reference: str, dev: str, dev_315: str | None,
+             convert_dir: str | None = None) -> dict[str, list[str]]:
+    """The timed commands by name (with *convert_dir*: the conversion commands, writing
+    there)."""
     ours = ["-m", "tachyon_format", "info", file]
     found = {
         "cpython-c": [reference, "-c", CPYTHON_C, file],
@@ -44,6 +53,17 @@ def commands(file: str, reference: str, dev: str, dev_315: str | None) -> dict[s
     }
     if dev_315:
         found["ours-3.15"] = [dev_315, *ours]
+    if convert_dir:
+        out = Path(convert_dir)
+        found = {
+            "numpy": [dev, "-c", "import numpy"],
+            "ours-collapsed": [dev, "-m", "tachyon_format", "convert", "-q", file,
+                               str(out / "ours.collapsed")],
+            "ours-pprof": [dev, "-m", "tachyon_format", "convert", "-q", file,
+                           str(out / "ours.pb.gz")],
+            "cpython-collapsed": [reference, "-m", "profiling.sampling", "replay",
+                                  "--collapsed", "-o", str(out / "cpython.collapsed"), file],
+        }
     return found
 
 
@@ -65,9 +85,17 @@ def measure(cmds: dict[str, list[str]], rounds: int, env: dict[str, str]) -> dic
 
 
 def report(times: dict[str, list[float]]) -> str:
-    lines = ["| command | best (s) | median (s) |", "|---|---:|---:|"]
+    base = times.get("numpy")
+    lines = ["| command | best (s) | median (s) |" + (" beyond numpy, median (ms) |" if base
+                                                        else ""),
+             "|---|---:|---:|" + ("---:|" if base else "")]
     for name, runs in times.items():
-        lines.append(f"| {name} | {min(runs):.3f} | {statistics.median(runs):.3f} |")
+        beyond = ""
+        if base and name.startswith("ours"):
+            beyond = f" {1000 * statistics.median(a - b for a, b in zip(runs, base, strict=True)):.0f} |"
+        elif base:
+            beyond = " |"
+        lines.append(f"| {name} | {min(runs):.3f} | {statistics.median(runs):.3f} |{beyond}")
     return "\n".join(lines)
 
 
@@ -83,15 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--src", default=str(SRC), help="the package's sources to time "
                         "(e.g. an older checkout's src, for before / after)")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--convert", action="store_true",
+                        help="time conversions of FILE (collapsed, pprof) against numpy's "
+                        "import and CPython's replay --collapsed, instead of info")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "PYTHONPYCACHEPREFIX": cache,
                "PYTHONPATH": os.pathsep.join(filter(None, (args.src,
                                                             os.environ.get("PYTHONPATH"))))}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        cmds = commands(args.file, args.reference_python, args.dev_python,
-                        args.dev_python_315)
-        print(report(measure(cmds, args.rounds, env)))
+        with tempfile.TemporaryDirectory() as out:
+            cmds = commands(args.file, args.reference_python, args.dev_python,
+                            args.dev_python_315, out if args.convert else None)
+            print(report(measure(cmds, args.rounds, env)))
     return 0
 
 
