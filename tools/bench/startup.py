@@ -92,7 +92,8 @@ def report(times: dict[str, list[float]]) -> str:
     for name, runs in times.items():
         beyond = ""
         if base and name.startswith("ours"):
-            beyond = f" {1000 * statistics.median(a - b for a, b in zip(runs, base, strict=True)):.0f} |"
+            extra = statistics.median(a - b for a, b in zip(runs, base, strict=True))
+            beyond = f" {1000 * extra:.0f} |"
         elif base:
             beyond = " |"
         lines.append(f"| {name} | {min(runs):.3f} | {statistics.median(runs):.3f} |{beyond}")
