@@ -768,6 +768,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--skip-collapsed", action="store_true")
     ap.add_argument("--collapsed-max-gb", type=float,
                     help="address-space cap for `replay --collapsed` (half the RAM)")
+    ap.add_argument("--skip-reads", action="store_true",
+                    help="skip the fresh-process reading rows (e.g. to time conversions only)")
     ap.add_argument("--skip-batches", action="store_true")
     ap.add_argument("--skip-writer", action="store_true")
     ap.add_argument("--skip-pprof", action="store_true")
@@ -829,7 +831,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     facts = machine_facts(ref)
     reads: dict = {}
-    for name in read_names:
+    for name in [] if args.skip_reads else read_names:
         path = args.data_dir / f"{name}.bin"
         warm(path)
         log(f"measuring reads of {name} ({metas[name]['sample_count']:,} thread-samples)")

@@ -12,7 +12,7 @@ import pytest
 import tachyon_format
 from tachyon_format.analysis import function_table
 from tachyon_format.cli import main
-from tachyon_format.render.heatmap import heatmap
+from tachyon_format.render.heatmap import heatmap as heatmap_of_lines
 from tachyon_format.testing import ProfileBuilder
 from tests.helpers.chromium import dump_dom, requires_chromium, root_attribute
 from tests.helpers.paths import DATA_DIR
@@ -29,6 +29,10 @@ def main():
     for _ in range(3):
         middle()
 """
+
+
+def heatmap(profile, directory):
+    return heatmap_of_lines(function_table(profile, "line"), directory)
 
 
 def profile_of(path) -> tachyon_format.Profile:

@@ -4,10 +4,9 @@ functions matching a pattern, and what they call, in how many samples."""
 from __future__ import annotations
 
 import argparse
-import json
 
-from . import filters
-from .top import BY, _plain, _shown
+from . import filters, progress
+from .rows import BY, print_json, shown
 
 
 def add_parser(commands) -> None:
@@ -29,8 +28,6 @@ def add_parser(commands) -> None:
         parser.add_argument("--sample-type", help="the value to count (default: samples)")
         parser.add_argument("--json", action="store_true", help="one JSON object per row")
         filters.add_arguments(parser)
-        from . import progress
-
         progress.add_option(parser)
         parser.set_defaults(run=run, direction=direction)
 
@@ -51,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
               f"{args.direction}: nothing calls a function named like {args.function!r}")
         return 0
     if args.json:
-        for row in table.rows():
-            print(json.dumps(dict(zip(table.names, _plain(row), strict=True))))
+        print_json(table)
         return 0
     total = max(table.total, 1)
     counts = [name for name in table.names if table[name].dtype.kind in "iu"
@@ -63,6 +59,6 @@ def run(args: argparse.Namespace) -> int:
         values = dict(zip(table.names, row, strict=True))
         print("  ".join(f"{int(values[name]):>9}" for name in counts)
               + f" {100 * values[weight] / total:>5.1f}%  "
-              + "  ".join(_shown(k, values[k]) for k in keys))
+              + "  ".join(shown(k, values[k]) for k in keys))
     print(f"of {table.total} samples with a matching function")
     return 0

@@ -4,11 +4,10 @@ its total (normalised by totals and sampling periods)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from . import filters, progress
-from .top import BY, _plain
+from .rows import BY, print_json
 
 
 def add_parser(commands) -> None:
@@ -60,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
     table = table.take(order)
     keys = [n for n in table.names if not n.startswith(("base_", "other_", "delta_"))]
     if args.json:
-        for row in table.rows():
-            print(json.dumps(dict(zip(table.names, _plain(row), strict=True))))
+        print_json(table)
     elif args.markdown:
         print(_markdown(args, table, keys, regressed))
     else:

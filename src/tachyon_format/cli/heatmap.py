@@ -30,14 +30,16 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tachyon_format.analysis import function_table
     from tachyon_format.render.heatmap import heatmap  # (numpy: only when run)
 
     if args.output == "-":
         raise ValueError("a heat map is a directory of pages: give -o DIR")
     profile = progress.read_profile(args, args.file, aggregate=True)
     with progress.phase(args, f"writing {args.output}"):
-        pages = heatmap(profile, args.output, sample_type=args.sample_type,
-                        filter_internal=not args.profiler_frames, title=args.title)
+        lines = function_table(profile, "line", sample_type=args.sample_type,
+                               filter_internal=not args.profiler_frames)
+        pages = heatmap(lines, args.output, title=args.title)
     print(f"{args.file} -> {pages[0]} ({len(pages) - 1} source files)", file=sys.stderr)
     streams.open_in_browser(args, pages[0])
     return 0

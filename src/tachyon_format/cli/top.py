@@ -4,11 +4,9 @@ samples, self or cumulative, of any profile."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from . import filters, progress
-
-BY = ("function", "file_function", "line", "opcode")
+from .rows import BY, print_json, shown
 
 
 def add_parser(commands) -> None:
@@ -44,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
         filters.say_empty(args, profile)
         return 0
     if args.json:
-        for row in table.rows():
-            print(json.dumps(dict(zip(table.names, _plain(row), strict=True))))
+        print_json(table)
         return 0
     print(render(table, seconds_per_value(profile, args.sample_type)))
     return 0
@@ -68,24 +65,7 @@ def render(table, seconds: float | None = None) -> str:
                  f"{100 * own / total:>5.1f}%", f"{cumulative:>9}",
                  *([f"{cumulative * seconds:>9.3f}"] if timed else []),
                  f"{100 * cumulative / total:>5.1f}%"]
-        lines.append(" ".join(cells) + "  " + "  ".join(_shown(k, values[k]) for k in keys))
+        lines.append(" ".join(cells) + "  " + "  ".join(shown(k, values[k]) for k in keys))
     shown_total = f"{table.total}" + (f" ({table.total * seconds:.3f} s)" if timed else "")
     lines.append(f"total: {shown_total}; {len(table)} rows shown")
     return "\n".join(lines)
-
-
-def _shown(key: str, value) -> str:
-    """A key's value as text: an opcode by its CPython 3.15 name (and number)."""
-    if key == "opcode":
-        import tachyon_format
-
-        number = int(value)
-        if number < 0:
-            return "-"
-        name = tachyon_format.opcode_name(number)
-        return f"{name} ({number})" if name else str(number)
-    return str(value)
-
-
-def _plain(row) -> list:
-    return [value.item() if hasattr(value, "item") else value for value in row]

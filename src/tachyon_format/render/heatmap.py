@@ -16,8 +16,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tachyon_format.model import Profile
-
 from .page import page, write_text
 
 MAX_SOURCE_BYTES = 8 << 20
@@ -40,15 +38,12 @@ class _File:
         return max((row[1] for row in self.lines.values()), default=0)
 
 
-def heatmap(profile: Profile, directory: str | os.PathLike, *, sample_type: str | None = None,
-            filter_internal: bool = True, title: str | None = None) -> list[Path]:
-    """Write the heat map of *profile* into *directory* (created if needed): ``index.html``
-    and one page per source file; returns the pages written, the index first. ValueError
-    for a profile without line numbers."""
-    from tachyon_format.analysis import function_table
-
-    table = function_table(profile, "line", sample_type=sample_type,
-                           filter_internal=filter_internal)
+def heatmap(lines, directory: str | os.PathLike, *, title: str | None = None) -> list[Path]:
+    """Write the heat map of a profile's line table (``tachyon_format.analysis.
+    function_table(profile, "line")``: per line, its ``self`` and ``cumulative`` weight) into
+    *directory* (created if needed): ``index.html`` and one page per source file; returns
+    the pages written, the index first. ValueError for a profile without line numbers."""
+    table = lines
     if not len(table) or not (table["lineno"] > 0).any():
         raise ValueError("a heat map needs line numbers, and this profile has none")
     files: dict[str, _File] = {}
