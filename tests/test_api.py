@@ -139,3 +139,24 @@ def test_importing_the_package_loads_neither_numpy_nor_construct():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split("\n")
     assert out[:2] == ["[]", "['construct', 'numpy']"]
+
+
+@pytest.mark.parametrize(("data", "what"), [(b"HC", "a Tachyon file"),
+                                            (b"TAC", "a Tachyon file"),
+                                            (b"\x1f", "gzip data")])
+def test_a_cut_magic_says_so(data, what):
+    """Found by the hostile-input attack (issue 21): two bytes of a Tachyon file were taken
+    for a pprof message, and iter_batches raised a plain ValueError."""
+    for verb in (tachyon_format.read, tachyon_format.iter_batches):
+        with pytest.raises(tachyon_format.FormatError, match=f"too short for {what}"):
+            list(verb(data)) if verb is tachyon_format.iter_batches else verb(data)
+    assert "too short" in str(tachyon_format.validate(data)[0])
+
+
+def test_iter_batches_of_a_format_read_whole_is_one_batch(tmp_path):
+    pprof = tmp_path / "p.pb.gz"
+    tachyon_format.convert(DATA_DIR / "threads_wall_zstd.bin", pprof)
+    batches = list(tachyon_format.iter_batches(pprof, samples_per_batch=10))
+    assert len(batches) == 1
+    whole = tachyon_format.read(pprof)
+    assert (batches[0].samples.values == whole.samples.values).all()

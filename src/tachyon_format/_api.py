@@ -83,9 +83,16 @@ def read(source: Source, *, format: str | None = None, aggregate: bool = False,
 def iter_batches(source: Source, *, format: str | None = None,
                  **options: Any) -> Iterator[Profile]:
     """The profile in successive batches of samples, in bounded memory (for Tachyon:
-    ``samples_per_batch``, ``threads``); stack and thread ids stay valid across batches."""
-    chosen, source = _format_of(source, format, "iter_batches")
-    return chosen.verb("iter_batches")(source, **options)
+    ``samples_per_batch``, ``threads``); stack and thread ids stay valid across batches. A
+    format its library reads whole (every format but Tachyon) comes as one batch."""
+    chosen, source = _format_of(source, format, "read")
+    batches = chosen.verb("iter_batches")
+    if batches is None:  # (a format read whole: its profile is the one batch)
+        if "samples_per_batch" in options and options["samples_per_batch"] < 1:
+            raise ValueError("samples_per_batch must be positive")
+        options.pop("samples_per_batch", None)
+        return iter([chosen.verb("read")(source, **options)])
+    return batches(source, **options)
 
 
 Destination = str | os.PathLike | BinaryIO
@@ -244,6 +251,7 @@ def _format_of(source: Source, format: str | None, verb: str,
         chosen = _named(format)
     else:
         head, source = _head(source)
+        _refuse_a_cut_magic(head)
         name = _sniff_head(head)
         if name is None and head.startswith(GZIP_MAGIC):
             try:
@@ -271,6 +279,20 @@ def _format_of(source: Source, format: str | None, verb: str,
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAGICS = {b"HCAT": "a Tachyon file", b"TACH": "a Tachyon file", GZIP_MAGIC: "gzip data",
+          b"\x28\xb5\x2f\xfd": "zstd data"}
+"""The magics whose first bytes alone, in an input too short to hold one, are a cut file of
+that kind (a few bytes that no reader should take for something else: a protobuf message
+can be that short)."""
+
+
+def _refuse_a_cut_magic(head: bytes) -> None:
+    for magic, what in MAGICS.items():
+        if 0 < len(head) < len(magic) and magic.startswith(head):
+            raise FormatError(f"the input is {len(head)} byte{'s' * (len(head) > 1)} long: "
+                              f"too short for "
+                              f"{what}, whose first bytes it holds (cut short?)", offset=0,
+                              path="magic")
 TACHYON_HEADER_SIZE = 64
 """A Tachyon writer puts this many zero bytes first and writes the header last."""
 MAX_GUNZIPPED_SIZE = 1 << 32

@@ -407,3 +407,25 @@ def test_a_large_broken_zstd_region_is_not_walked(monkeypatch):
     problems = problems_of(data)
     assert problems[0].severity == "unreadable" and "zstd" in problems[0].message
     assert problems[1].severity == "note" and "not checked one by one" in problems[1].message
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    (b"\x01\x00\x00" + bytes([0xAC, 0x02]) + b"\x80", "Stack depth 300 exceeds capacity 256"),
+    (b"\x03\x00\x00\x00" + bytes([0xAC, 0x02]) + b"\x80", "Final stack depth 300 exceeds "
+                                                          "capacity 256"),
+    (b"\x02\x00\x00\x05" + bytes([0xAC, 0x02]) + b"\x80", "Shared count 5 exceeds current "
+                                                          "stack depth 0"),
+], ids=["full", "pop_push", "suffix"])
+def test_too_many_frames_is_one_verdict_for_read_and_validate(body, expected):
+    """Found by the differential attack (issue 21): a stack change listing more than 256
+    frames, whose frames are then broken, fails on its counts in CPython (and read), before
+    any frame is read: validate says the same, not "Invalid or incomplete varint"."""
+    from tests.formats.tachyon.region.helpers import tachyon_file
+
+    data = tachyon_file(struct.pack("<QIB", 1, 0, body[0]) + body[1:], sample_count=1,
+                        num_frames=1)
+    with pytest.raises(FormatError) as raised:
+        tachyon_format.read(data)
+    assert raised.value.message == expected
+    fatal = [p for p in tachyon_format.validate(data) if p.fatal]
+    assert fatal and fatal[0].message == expected

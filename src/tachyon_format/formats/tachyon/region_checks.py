@@ -40,6 +40,31 @@ class Broken(Exception):
     """The record's syntax is broken (the message is CPython's)."""
 
 
+class TooDeep(Broken):
+    """A stack change lists more frames than a stack may hold: CPython fails on its counts,
+    before it reads the frames (its message depends on the thread's stack: see
+    :func:`too_deep`)."""
+
+    def __init__(self, encoding: int, arg: int, count: int) -> None:
+        super().__init__(f"Stack depth {count} exceeds capacity {MAX_DEPTH}")
+        self.encoding, self.arg, self.count = encoding, arg, count
+
+
+def too_deep(exc: TooDeep, stack: list[int] | None) -> str:
+    """CPython's message for a record of :class:`TooDeep` over *stack* (None: unknown, the
+    stack then taken as empty), in CPython's order (checks 12 to 14)."""
+    if exc.encoding == FULL:
+        return str(exc)
+    depth = len(stack) if stack is not None else 0
+    if exc.encoding == SUFFIX:
+        if stack is not None and exc.arg > depth:
+            return f"Shared count {exc.arg} exceeds current stack depth {depth}"
+        kept = exc.arg
+    else:
+        kept = max(depth - exc.arg, 0)
+    return f"Final stack depth {kept + exc.count} exceeds capacity {MAX_DEPTH}"
+
+
 @dataclass
 class Parsed:
     """One record's syntax: where it ends, its type, its samples, and for a stack change its
@@ -88,6 +113,8 @@ def parse_record(data, pos: int, n: int) -> Parsed:
     if encoding != FULL:
         arg, p = varint(p, INVALID_VARINT)
     count, p = varint(p, INVALID_VARINT)
+    if count > MAX_DEPTH:  # (CPython fails on the counts before it reads any frame)
+        raise TooDeep(encoding, arg, count)
     frames = []
     for _ in range(min(count, n - p)):  # (a varint takes a byte at least)
         frame, p = varint(p, INVALID_VARINT)
@@ -153,7 +180,7 @@ def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=
         try:
             record = parse_record(data, pos, n)
         except Broken as exc:
-            report(str(exc), pos)
+            report(too_deep(exc, stacks[key]) if isinstance(exc, TooDeep) else str(exc), pos)
             walk.complete = False
             resume = _resume(data, pos, n, set(stacks))
             if resume is None:
