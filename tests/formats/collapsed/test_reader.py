@@ -215,3 +215,15 @@ def test_through_pprof_and_back(tmp_path):
     golden = DATA_DIR / "threads_wall_zstd.collapsed.txt"
     tachyon_format.write(tachyon_format.read(golden), tmp_path / "p.pb.gz")
     assert dumps(tachyon_format.read(tmp_path / "p.pb.gz")) == golden.read_bytes()
+
+
+def test_counts_adding_up_beyond_an_int64_are_refused():
+    """Found by the hostile-input attack (issue 21): two lines of 2**63 - 1 aggregated to -2."""
+    import pytest
+
+    from tachyon_format import FormatError
+
+    one = b"a;b 9223372036854775807\n"
+    assert tachyon_format.read(one, format="collapsed").samples.values.tolist() == [[2**63 - 1]]
+    with pytest.raises(FormatError, match="line 2: the counts add up"):
+        tachyon_format.read(one + b"c 1\n", format="collapsed", aggregate=True)

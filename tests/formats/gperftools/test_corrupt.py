@@ -148,3 +148,16 @@ def test_validate_never_raises_on_a_bad_path(tmp_path):
     assert validate(tmp_path / "missing.prof")[0].message.startswith("cannot read")
     assert tachyon_format.validate(tmp_path / "missing.prof")[0].message.startswith(
         "cannot read")
+
+
+@pytest.mark.parametrize(("records", "where"), [
+    ([(2**63, [0x1000])], "record 0 counts"),
+    ([(6 * 10**13, [0x1000]), (6 * 10**13, [0x1000])], "add up to more than an int64"),
+    ([(2**60, [0x1000])], "times the period"),
+])
+def test_counts_beyond_an_int64_are_refused_not_wrapped(records, where):
+    """Found by the hostile-input attack (issue 21): counts of 2**63 and more became
+    negative samples (Go's pprof wraps them too)."""
+    with pytest.raises(FormatError, match=where):
+        tachyon_format.read(small(*records), format="gperftools")
+    assert validate(small(*records))

@@ -126,6 +126,13 @@ def _split_lines(text: str, data: bytes, errors: str):
         stacks.append(line[: match.start()])
         counts.append(int(match[1]))
         numbers.append(number)
+    if sum(counts) > MAX_COUNT:  # (a sum of any of them must fit the int64 values too)
+        total = 0
+        for count, number in zip(counts, numbers, strict=True):
+            total += count
+            if total > MAX_COUNT:
+                raise _error(f"line {number}: the counts add up to more than 2**63 - 1 by "
+                             "this line (a sum of them would not fit)", number, data, text)
     facts = {"num_lines": len(all_lines), "num_stacks": len(stacks), "num_comments": comments,
              "skipped_lines": tuple(skipped), "line_ends": "\r\n" if crlf else "\n"}
     return stacks, counts, numbers, facts

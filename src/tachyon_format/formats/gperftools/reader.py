@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.errors import FormatError
 from tachyon_format.model import (
     SAMPLES_COUNT,
     Frames,
@@ -149,6 +150,7 @@ def _profile(
     check_stack_depths(located.offsets, lambda i: f"records -> {i} -> pcs")
     stacks, stack_ids = Stacks.from_csr(located.offsets, located.locations)
     period_ns = _go_int64(records.header[3] * 1000)
+    _check_counts_fit(records.counts, period_ns)
     counts = records.counts.view(np.int64)
     values = np.stack([counts, counts * np.int64(period_ns)], axis=1) if counts.size \
         else np.zeros((0, 2), np.int64)
@@ -165,6 +167,31 @@ def _facts(records: Records, mappings: list[maps.Mapping], located: Located) -> 
         layout=records.layout, header=records.header, num_records=len(records),
         text=records.text, mappings=tuple(m.row() for m in mappings),
         dropped_frames=located.dropped, duplicate_frames=located.duplicates)
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+def _check_counts_fit(counts: np.ndarray, period_ns: int) -> None:
+    """Every count, its time (count x period) and the sum of each must fit an int64 (the
+    model's values): a larger one is refused, naming its record, never wrapped to a negative
+    number (Go's pprof wraps them)."""
+    if not counts.size:
+        return
+    limit = INT64_MAX // period_ns if period_ns > 0 else INT64_MAX
+    over = np.flatnonzero(counts > np.uint64(limit))
+    if over.size:
+        i = int(over[0])
+        raise FormatError(f"record {i} counts {int(counts[i])} samples, more than an int64 "
+                          f"holds{' times the period' if limit < INT64_MAX else ''}",
+                          path=f"records -> {i} -> count")
+    if float(counts.sum(dtype=np.float64)) * max(period_ns, 1) >= 2.0**62:  # (then exactly)
+        total = 0
+        for i, count in enumerate(counts.tolist()):
+            total += count
+            if total * max(period_ns, 1) > INT64_MAX:
+                raise FormatError(f"the counts add up to more than an int64 holds by record "
+                                  f"{i}", path=f"records -> {i} -> count")
 
 
 def _go_int64(value: int) -> int:
