@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import tachyon_format
+from tachyon_format.errors import FormatError
 from tachyon_format.formats.gperftools.facts import GperftoolsFacts
 from tachyon_format.formats.gperftools.reader import parse
 from tachyon_format.schema import gperftools as G
@@ -159,11 +160,15 @@ def test_signal_frame_heuristic_on_a_real_hot_loop():
     assert binary.endswith("/cpu_work")  # pprof's main-binary guess, moved first
 
 
-def test_counts_and_periods_wrap_as_go_int64():
-    """Go multiplies count x period in int64; a count above 2**63 is negative there too."""
-    words = [0, 3, 0, 2**64 - 1, 0, 2**63 + 5, 1, 0x1234, 0, 1, 0]
+def test_periods_wrap_as_go_int64_and_counts_never_do():
+    """Go multiplies the period by 1000 in int64 (a huge one wraps, as there); a count above
+    2**63, or whose time does not fit, would be negative there too: it is refused here
+    (issue 21), naming its record."""
+    words = [0, 3, 0, 2**64 - 1, 0, 5, 1, 0x1234, 0, 1, 0]
     profile = parse(struct.pack("<11Q", *words))
     period = (((2**64 - 1) * 1000 + 2**63) % 2**64) - 2**63
     assert profile.meta.period == period == -1000
-    count = 2**63 + 5 - 2**64
-    assert profile.samples.values.tolist() == [[count, (count * period + 2**63) % 2**64 - 2**63]]
+    assert profile.samples.values[0, 0] == 5
+    words[5] = 2**63 + 5
+    with pytest.raises(FormatError, match="record 0 counts"):
+        parse(struct.pack("<11Q", *words))
