@@ -1,6 +1,6 @@
 """Differential test against CPython 3.15's own reader (issue 13, item 6): on mutated golden
-files (tests/formats/tachyon/mutations.py), ``read`` accepts exactly the files CPython's
-``BinaryReader`` accepts, with the same message when both refuse, and when both accept the
+files (tests/formats/tachyon/mutations.py), ``read`` (with every decoder of the region this installation has) accepts exactly the files
+CPython's ``BinaryReader`` accepts, with the same message when both refuse, and when both accept the
 decode is identical (info line and every sample, in CPython's canonical form).
 
 One reference subprocess decodes every file of a run. The deliberate differences
@@ -44,11 +44,15 @@ for path in sys.stdin.read().split():
 """
 
 
-def ours(data: bytes) -> dict:
-    """Our verdict in the driver's form."""
+ENGINES = ["numpy", *(["compiled"] if tachyon_format.decoder_info()["compiled"] else [])]
+"""The region's decoders this installation has: each is compared with CPython."""
+
+
+def ours(data: bytes, engine: str | None = None) -> dict:
+    """Our verdict in the driver's form (with the decoder *engine*)."""
     try:
         with open_file(data, legacy_layouts=False) as meta:
-            profile = read_tachyon(meta)
+            profile = read_tachyon(meta, engine=engine)
         out = io.StringIO()
         write_canonical(profile, tachyon_format.info(profile), out)
     except FormatError as exc:
@@ -92,9 +96,10 @@ def test_mutated_files_read_as_cpython_reads_them(seed, tmp_path):
     assert len(expected) == len(files)
     differences = []
     for path, data, cpython in zip(paths, files, expected, strict=True):
-        got = ours(data)
-        if verdict(got) != verdict(cpython):
-            differences.append((path.name, got, cpython))
+        for engine in ENGINES:
+            got = ours(data, engine)
+            if verdict(got) != verdict(cpython):
+                differences.append((engine, path.name, got, cpython))
     accepted = sum("ok" in e for e in expected)
     assert 0 < accepted < len(files)  # (mutations that CPython accepts and refuses, both)
     assert not differences, differences[:5]

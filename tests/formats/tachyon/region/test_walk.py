@@ -206,3 +206,22 @@ def test_compiled_walk_is_built_in_ci():
     if not os.environ.get("CI"):
         pytest.skip("only CI insists (set CI=true to check here)")
     assert tachyon_format.decoder_info()["compiled"], tachyon_format.decoder_info()
+
+
+@pytest.mark.parametrize("engine", WALKS)
+@pytest.mark.parametrize("chunk", [1, 777, 4095, 4097])
+def test_the_longest_records_across_chunks(engine, chunk):
+    """A stack change of 256 frames, every varint in its longest (10-byte, non-canonical)
+    form: 2,604 bytes, the most a record other than a REPEAT takes; cut anywhere, joined to
+    the next chunk's first bytes."""
+    def long(value: int) -> bytes:  # (10 bytes: a continuation bit on the first nine)
+        return bytes((value >> (7 * i) & 0x7F) | 0x80 for i in range(9)) + bytes(
+            [value >> 63 & 1])
+
+    record = (prefix(1, 0, 1) + long(5) + b"\x22" + long(256)
+              + b"".join(long(i % 7) for i in range(256)))
+    assert len(record) == 13 + 10 + 1 + 10 + 2560
+    region = record + prefix(1, 0, 0) + uleb(3) + b"\x01\x22" * 3 + record
+    cuts = list(range(chunk, len(region), chunk))
+    out = compare(region, chunks=cuts, decoders=[engine], **{**KWARGS, "frame_count": 10})
+    assert len(out.batch) == 5

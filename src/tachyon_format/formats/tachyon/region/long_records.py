@@ -35,7 +35,7 @@ from .records import REPEAT, RecordBatch, RegionFacts
 EMPTY_REPEAT_SIZE = PREFIX_SIZE + 1  # a REPEAT whose count (one byte, 0) lists nothing
 LONG_TAIL = 1 << 18
 """An incomplete record longer than this can only be a REPEAT (any other is at most
-13 + 10 + 1 + 3 * 5 + 256 * 5 bytes)."""
+13 + 10 + 1 + 2 * 10 + 256 * 10 bytes, every varint in its longest, non-canonical form)."""
 
 __all__ = ["LongRepeat", "empty_repeat_run", "repeat_entries", "start_long_repeat"]
 

@@ -2,8 +2,9 @@
 (:class:`.decoder.SampleDecoder`): chunks of the region in, columns or counts out.
 
 * Chunks: the walk stops at a record cut by the end of a chunk (or inside a REPEAT's
-  entries, which it carries on with); those few bytes (a record is at most 1,314 bytes, a
-  REPEAT entry 11) wait for the next chunk, joined to its first :data:`JOIN` bytes, so that
+  entries, which it carries on with); those few bytes (a stack change is at most 2,604
+  bytes: 13 + 10 + 1 + 2 x 10 + 256 x 10, every varint at its longest, non-canonical form;
+  a REPEAT entry 11) wait for the next chunk, joined to its first :data:`JOIN` bytes, so that
   no chunk is ever copied whole.
 * Columns: the walk writes into the caller's :class:`.columns.GrowingColumns` and stops when
   they are full; they grow here (within their limit) and the walk goes on.
