@@ -1,7 +1,8 @@
 """Differential test against CPython 3.15's own reader (issue 13, item 6): on mutated golden
-files (tests/formats/tachyon/mutations.py), ``read`` (with every decoder of the region this installation has) accepts exactly the files
-CPython's ``BinaryReader`` accepts, with the same message when both refuse, and when both accept the
-decode is identical (info line and every sample, in CPython's canonical form).
+files (tests/formats/tachyon/mutations.py), ``read``, with every decoder of the region this
+installation has, accepts exactly the files CPython's ``BinaryReader`` accepts, with the same
+message when both refuse, and when both accept the decode is identical (info line and every
+sample, in CPython's canonical form).
 
 One reference subprocess decodes every file of a run. The deliberate differences
 (docs/format/limits.md#differences-from-cpython) are avoided, not excused: the older layouts
