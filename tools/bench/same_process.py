@@ -8,7 +8,9 @@ in turn so that a slow spell of a shared machine weighs on all alike:
 
 * CPython: ``_remote_debugging.BinaryReader(path)`` (which reads the tables and decompresses the
   whole region) and ``.replay(collector)`` into a collector whose ``collect()`` does nothing;
-* ours ``read(path)`` and ``read(path, aggregate=True)``, with the record walk of this process
+* ours ``read(path)`` and ``read(path, aggregate=True)`` (or, with ``--batches N``,
+  ``iter_batches`` through it, counting each batch's samples per thread), with the record walk
+  of this process
   (``tachyon_format.decoder_info()``), and with the numpy decoder (``TACHYON_FORMAT_DECODER``
   cannot change inside a process, so ``--paths`` names which to time: ``active`` or ``both``).
 
@@ -58,12 +60,31 @@ def ours(path: str, *, aggregate: bool, engine: str | None) -> tuple[float, int]
     return wall, n
 
 
-def measure(path: str, repeat: int, engines: list[str | None]) -> dict:
+def batches(path: str, *, size: int, engine: str | None) -> tuple[float, int]:
+    """``iter_batches`` through the file, each batch's samples counted per thread (what a
+    bounded-memory pass over a huge recording does with them)."""
+    import numpy as np
+
+    import tachyon_format
+
+    t0 = time.perf_counter()
+    n = 0
+    for batch in tachyon_format.iter_batches(path, samples_per_batch=size, engine=engine):
+        np.bincount(batch.samples.thread)
+        n += len(batch.samples)
+    return time.perf_counter() - t0, n
+
+
+def measure(path: str, repeat: int, engines: list[str | None],
+            batch_size: int | None = None) -> dict:
     runs: dict[str, list[float]] = {}
     counts: dict[str, int] = {}
     jobs = {"cpython": lambda: cpython_replay(path)}
     for engine in engines:
         name = engine or "active"
+        if batch_size:
+            jobs[f"batches/{name}"] = lambda e=engine: batches(path, size=batch_size, engine=e)
+            continue
         jobs[f"read/{name}"] = lambda e=engine: ours(path, aggregate=False, engine=e)
         jobs[f"aggregate/{name}"] = lambda e=engine: ours(path, aggregate=True, engine=e)
     for job in jobs.values():  # untimed: page cache, lazy imports, allocator warm-up
@@ -86,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", choices=("active", "both"), default="both",
                     help="time the active record walk only, or the compiled and numpy ones")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--batches", type=int, metavar="N",
+                    help="time iter_batches(samples_per_batch=N) instead of read()")
     args = ap.parse_args(argv)
     import tachyon_format
 
@@ -95,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         engines = ["compiled", "numpy"]
     results = {"python": sys.version.split()[0], "decoder": info, "files": {}}
     for path in args.files:
-        r = measure(str(path), args.repeat, engines)
+        r = measure(str(path), args.repeat, engines, args.batches)
         results["files"][path.name] = r
         cells = "  ".join(f"{k} {v:.3f}s ({r['ratio'].get(k, 1):.2f}x)"
                           for k, v in r["best"].items())
