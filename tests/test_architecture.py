@@ -5,7 +5,7 @@
   -> schema``; a module may import its own part and lower layers, never a part of its own
   layer or above (so ``render`` and ``formats`` know nothing of each other).
 * ``kernels/`` know nothing of any format: they import numpy, each other and the format-free
-  primitives of ``schema/primitives.py`` only. ``model/`` imports only itself and the kernels.
+  primitives of ``schema/primitives.py`` and ``schema/leb128.py`` only. ``model/`` imports only itself and the kernels.
 * ``formats/tachyon/region/`` never imports the file-level reader, writer or compat layers, and
   its reference decoder (``scan.py``) stands alone.
 * No import cycle anywhere (imports inside functions and under ``TYPE_CHECKING`` count).
@@ -46,7 +46,8 @@ LAYER = {
 }
 """Each top-level part of the package and its layer."""
 ONLY = {
-    "kernels": ("tachyon_format.kernels", "tachyon_format.schema.primitives"),
+    "kernels": ("tachyon_format.kernels", "tachyon_format.schema.primitives",
+                "tachyon_format.schema.leb128"),
     "model": ("tachyon_format.model", "tachyon_format.kernels"),
     "analysis": ("tachyon_format.analysis", "tachyon_format.model", "tachyon_format.kernels",
                  "tachyon_format.errors"),

@@ -1,7 +1,8 @@
-"""Render the format pages ``docs/format/*.md`` from the schema declarations.
+"""Render the format pages ``docs/format/*.md`` from the schema declarations, and the plain
+(``struct``) twins of the Tachyon layouts, ``src/tachyon_format/schema/tachyon_plain.py``.
 
-    python tools/specgen.py            # (re)write docs/format/
-    python tools/specgen.py --check    # exit 1 and print a diff if the pages are stale
+    python tools/specgen.py            # (re)write docs/format/ and the plain layouts
+    python tools/specgen.py --check    # exit 1 and print a diff if either is stale
 
 The rendering lives in the package (``tachyon_format.specdoc``, also behind
 ``tachyon-format spec``); this script writes the pages and checks that the committed ones are
@@ -18,11 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tachyon_format.specdoc import GENERATED, PROSE_PAGES, render
+from tachyon_format.specdoc.plain import MODULE, render_module
 
-__all__ = ["GENERATED", "OUT_DIR", "PROSE_PAGES", "main", "render", "stale", "write"]
+__all__ = ["GENERATED", "OUT_DIR", "PLAIN_MODULE", "PROSE_PAGES", "main", "render", "stale",
+           "stale_module", "write", "write_module"]
 
 REPO = Path(__file__).resolve().parent.parent
 OUT_DIR = REPO / "docs" / "format"
+PLAIN_MODULE = REPO / "src" / "tachyon_format" / "schema" / MODULE
 
 
 def stale(out_dir: Path = OUT_DIR) -> list[str]:
@@ -40,6 +44,24 @@ def stale(out_dir: Path = OUT_DIR) -> list[str]:
                 old.splitlines(keepends=True), new.splitlines(keepends=True),
                 f"committed/{name}", f"generated/{name}")))
     return diffs
+
+
+def stale_module(path: Path = PLAIN_MODULE) -> str:
+    """The unified diff between the plain layouts at *path* and what the declarations give
+    now ("" if current)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    return "".join(difflib.unified_diff(
+        old.splitlines(keepends=True), render_module().splitlines(keepends=True),
+        f"committed/{path.name}", f"generated/{path.name}"))
+
+
+def write_module(path: Path = PLAIN_MODULE) -> bool:
+    """Write the plain layouts; whether the file changed."""
+    text = render_module()
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def write(out_dir: Path = OUT_DIR) -> list[Path]:
@@ -63,14 +85,15 @@ def main(argv: list[str] | None = None, out: Callable[[str], object] = print) ->
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory")
     args = parser.parse_args(argv)
     if args.check:
-        diffs = stale(args.out)
+        diffs = stale(args.out) + [d for d in [stale_module()] if d]
         for diff in diffs:
             out(diff)
         if diffs:
-            out(f"{len(diffs)} page(s) stale: run python tools/specgen.py")
+            out(f"{len(diffs)} file(s) stale: run python tools/specgen.py")
             return 1
         return 0
-    for path in write(args.out):
+    written = write(args.out) + ([PLAIN_MODULE] if write_module() else [])
+    for path in written:
         out(f"wrote {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
     return 0
 

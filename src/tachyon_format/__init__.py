@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         ValueType,
     )
     from .schema.opcodes import base_opcode, base_opcode_name, opcode_name
-    from .schema.tachyon import ThreadStatus
+    from .schema.tachyon_values import ThreadStatus
 
 __all__ = [
     "FORMATS",
@@ -73,7 +73,7 @@ _LAZY = {
     **dict.fromkeys(("Frames", "Mappings", "Meta", "Profile", "Samples", "Stacks", "Strings",
                      "Threads", "ValueType"), "model"),
     **dict.fromkeys(("base_opcode", "base_opcode_name", "opcode_name"), "schema.opcodes"),
-    "ThreadStatus": "schema.tachyon",
+    "ThreadStatus": "schema.tachyon_values",
     "Writer": "formats.tachyon.writer",
     "decoder_info": "formats.tachyon.region.engines",
 }

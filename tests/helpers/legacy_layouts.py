@@ -33,7 +33,7 @@ def downgrade(data: bytes, layout: str) -> bytes:
         )
     legacy = spec.legacy_header(order).build(
         {
-            **{k: header[k] for k in ("format_version", "py_major", "py_minor", "py_micro",
+            **{k: getattr(header, k) for k in ("format_version", "py_major", "py_minor", "py_micro",
                                       "reserved", "start_time_us", "sample_interval_us",
                                       "sample_count", "thread_count", "compression")},
             "string_table_offset": header.string_table_offset,
@@ -41,7 +41,7 @@ def downgrade(data: bytes, layout: str) -> bytes:
             "reserved_tail": bytes(8),
         }
     )
-    footer = dict(meta.footer)
+    footer = meta.footer._asdict()
     body = legacy + data[start:end] + strings + frames
     footer["file_size"] = len(body) + spec.FOOTER_SIZE
     return body + spec.footer(order).build(footer)

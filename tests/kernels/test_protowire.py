@@ -18,7 +18,8 @@ from tachyon_format.kernels.protowire import (
     find_len_run,
     scan_fields,
 )
-from tachyon_format.schema.pprof import MESSAGE, message_classes
+from tachyon_format.schema.pprof import message_classes
+from tachyon_format.schema.pprof_wire import MESSAGE
 from tachyon_format.schema.primitives import encode_uleb128
 
 u64 = st.integers(0, 2**64 - 1)

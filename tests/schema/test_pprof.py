@@ -7,6 +7,7 @@ import re
 import pytest
 
 from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_wire as wire
 from tests.helpers.pprof import UPSTREAM_PROTO
 
 
@@ -56,18 +57,18 @@ def test_runtime_classes_round_trip():
     assert Profile.FromString(data) == p
     assert Profile.DESCRIPTOR.full_name == "perftools.profiles.Profile"
     # proto3 packs repeated scalars: location_id is one LEN field
-    fields = spec.MESSAGE.parse(s.SerializeToString())
+    fields = wire.MESSAGE.parse(s.SerializeToString())
     assert [(f.number, f.wire_type) for f in fields] == [(1, 2), (2, 2), (3, 2)]
 
 
 def test_field_construct_reads_what_protobuf_writes():
     Profile = spec.message_classes()["Profile"]
     p = Profile(time_nanos=-1, duration_nanos=7, string_table=["", "x"])
-    fields = spec.MESSAGE.parse(p.SerializeToString())
+    fields = wire.MESSAGE.parse(p.SerializeToString())
     by_number = {f.number: f.value for f in fields}
     assert by_number[9] == 2**64 - 1  # int64 -1: ten bytes, two's complement
     assert by_number[10] == 7
-    assert spec.MESSAGE.build(fields) == p.SerializeToString()
+    assert wire.MESSAGE.build(fields) == p.SerializeToString()
 
 
 def test_wire_types_of_declared_fields():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.schema.primitives import ULEB128_MAX_BYTES
+from tachyon_format.schema.leb128 import ULEB128_MAX_BYTES
 
 from .segments import decode_ragged_ranges
 from .varint import decode_uleb128_ending_at

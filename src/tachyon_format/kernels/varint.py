@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.schema.primitives import ULEB128_MAX_BYTES
+from tachyon_format.schema.leb128 import ULEB128_MAX_BYTES
 
 
 def scan_terminators(buf: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.intp], np.ndarray]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
-from tachyon_format.schema.tachyon import ThreadStatus
+from tachyon_format.schema.tachyon_values import ThreadStatus
 
 from .page import asset, page, write_text
 

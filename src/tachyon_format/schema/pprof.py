@@ -15,8 +15,8 @@ submessages and strings are length-delimited.
 The messages below are declared once, as data (``Message``, ``Field``), with a doc on every
 field; ``file_descriptor()`` turns them into a ``FileDescriptorProto`` at run time and
 ``message_classes()`` into protobuf message classes (no ``protoc``, no generated ``_pb2``
-module, any protobuf version from 4.21). ``FIELD`` is the wire-level view of one field,
-which the vectorised decoder (``formats/pprof/wire.py``) follows for the big repeated
+module, any protobuf version from 4.21). ``pprof_wire.FIELD`` is the wire-level view of one
+field, which the vectorised decoder (``formats/pprof/wire.py``) follows for the big repeated
 fields.
 
 Conventions (``encode.go``): ``string_table[0]`` is ``""``; every other string field is an
@@ -28,11 +28,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-
-import construct as cs
-from construct import this
-
-from .primitives import ULEB128
 
 UPSTREAM_COMMIT = "b9395ee17fa0d0013c3fd96ac9482318422ac337"
 """The google/pprof commit whose ``proto/profile.proto`` these declarations follow."""
@@ -186,22 +181,7 @@ SCALAR_TYPES = {"int64": 3, "uint64": 4, "bool": 8, "string": 9}
 WIRE_TYPES = {"int64": 0, "uint64": 0, "bool": 0, "string": 2}
 """Wire type of each scalar type as one value; messages, strings and packed runs are 2."""
 
-# --- the wire format -------------------------------------------------------------------------
-
-FIELD = "One protobuf field: a key (field_number << 3 | wire_type), then its value" * cs.Struct(
-    "key" / ULEB128 * "field_number << 3 | wire_type",
-    "number" / cs.Computed(this.key >> 3) * "Field number (1 and above)",
-    "wire_type" / cs.Computed(this.key & 7) * "How the value is stored",
-    "value" / cs.Switch(this.wire_type, {
-        0: ULEB128,
-        1: cs.Bytes(8),
-        2: cs.Prefixed(ULEB128, cs.GreedyBytes),
-        5: cs.Bytes(4),
-    }, default=cs.Error) * "VARINT (0): a ULEB128; I64 (1): 8 bytes; LEN (2): a ULEB128 byte "
-                           "count and the bytes (message, string or packed run); I32 (5): 4 "
-                           "bytes; groups (3, 4) are not used by profile.proto",
-)
-MESSAGE = "A message: fields back to back, in any order, until its end" * cs.GreedyRange(FIELD)
+# --- the wire format (one field as construct declares it: pprof_wire) -----------------------
 
 VARINT = 0
 """Wire type of a ULEB128 value (int64 as two's complement, uint64, bool)."""

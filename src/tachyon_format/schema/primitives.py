@@ -8,48 +8,22 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Literal
 
 import construct as cs
 
-ByteOrder = Literal["<", ">"]
-
-ULEB128_MAX_BYTES = 10
-U32_MAX = 0xFFFFFFFF
-U64_MAX = 0xFFFFFFFFFFFFFFFF
+from .leb128 import (  # noqa: F401 (the construct-free scalars, re-exported)
+    U32_MAX,
+    U64_MAX,
+    ULEB128_MAX_BYTES,
+    LEB128Error,
+    encode_uleb128,
+    scan_uleb128,
+)
+from .plain import ByteOrder  # noqa: F401 (declared there: plain needs no construct)
 
 
 class VarintError(cs.ConstructError):
     """A LEB128 value that breaks the decoding rules (too long, out of range, truncated)."""
-
-
-class OverlongVarint(VarintError):
-    """A LEB128 value with a continuation bit on its 10th byte."""
-
-
-class TruncatedVarint(VarintError):
-    """The data ends inside a LEB128 value."""
-
-
-def scan_uleb128(data, pos: int, end: int) -> tuple[int, int]:
-    """Scan: the unsigned LEB128 at ``data[pos:end]`` as CPython's Tachyon reader reads it
-    (docs/format/reader.md#varint-decoding): ``(value, position after it)``.
-
-    The one scalar decoder of the package (the construct type below and the sequential
-    readers use it; ``kernels.varint`` is its vectorised twin, tested against it): at most 10
-    bytes, of a 10th byte only bit 0 counts (the value is mod 2**64), non-canonical forms are
-    accepted. Raises :class:`OverlongVarint` or :class:`TruncatedVarint`."""
-    value = shift = 0
-    while pos < end:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value & U64_MAX, pos
-        shift += 7
-        if shift >= 7 * ULEB128_MAX_BYTES:
-            raise OverlongVarint("LEB128 value longer than 10 bytes")
-    raise TruncatedVarint("LEB128 value runs past the end of the data")
 
 
 class UnsignedLEB128(cs.Construct):
@@ -74,7 +48,7 @@ class UnsignedLEB128(cs.Construct):
                 break
         try:
             value, _ = scan_uleb128(data, 0, len(data))
-        except VarintError as exc:
+        except LEB128Error as exc:
             raise VarintError(str(exc), path=path) from None
         if value > self.max_value:
             raise VarintError(f"LEB128 value {value} exceeds maximum {self.max_value}", path=path)
@@ -107,16 +81,6 @@ class ZigZagLEB128Int32(cs.Adapter):
         if not isinstance(obj, int) or not -(2**31) <= obj < 2**31:
             raise VarintError(f"cannot encode {obj!r} as zigzag int32", path=path)
         return ((obj << 1) ^ (obj >> 31)) & U32_MAX
-
-
-def encode_uleb128(value: int) -> bytes:
-    """Canonical unsigned LEB128 of a non-negative int."""
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 ULEB128 = UnsignedLEB128(U64_MAX)

@@ -8,9 +8,12 @@ import re
 
 import construct as cs
 
+from ..schema import leb128 as L
 from ..schema import pprof as PP
+from ..schema import pprof_wire as PW
 from ..schema import primitives as P
 from ..schema import tachyon as T
+from ..schema import tachyon_values as TV
 from .pages import (
     FORMAT_PAGES,
     GENERATED,
@@ -81,7 +84,7 @@ def render_index() -> str:
     lines += [f"- [{page.title}]({page.file}): {first_line(page.module.__doc__ or '')}"
               for page in FORMAT_PAGES]
     lines.append(f"- [{PPROF_PAGE.title}]({PPROF_PAGE.file}): {first_line(PP.__doc__ or '')}")
-    lines += ["", "## Constants", "", constants_table(T)]
+    lines += ["", "## Constants", "", constants_table(TV)]
     return "\n".join(lines) + "\n"
 
 
@@ -106,7 +109,7 @@ def render_pprof(reg: Registry) -> str:
             lines.append(f"| {f.number} | `{f.name}` | {label} ({wire}{packed}) | "
                          f"{one_line(f.doc)} |")
         lines.append("")
-    field = PP.FIELD
+    field = PW.FIELD
     struct, _ = struct_of(field)
     lines += ["## FIELD", "", one_line(field.docs) + ". " + size_note(field, False), "",
               "| field | type | meaning |", "|---|---|---|"]
@@ -120,9 +123,9 @@ def render_primitives(reg: Registry) -> str:
     lines = head(PRIMITIVES_PAGE.title)
     lines += [rst_to_md(P.__doc__ or ""), ""]
     attr_docs = attribute_docs(P)
-    tree = ast.parse(inspect.getsource(P))
     instances, classes, functions = [], [], []
-    for stmt in tree.body:
+    # the construct types, then the construct-free scalars they are built on
+    for stmt in ast.parse(inspect.getsource(P)).body + ast.parse(inspect.getsource(L)).body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             if isinstance(getattr(P, name), cs.Construct) and name in attr_docs:
@@ -139,7 +142,7 @@ def render_primitives(reg: Registry) -> str:
         lines += ["", f"## {stmt.name}", "", rst_to_md(ast.get_docstring(stmt) or "")]
     for stmt in functions:
         lines += ["", f"## {stmt.name}()", "", rst_to_md(ast.get_docstring(stmt) or "")]
-    lines += ["", "## Constants", "", constants_table(P)]
+    lines += ["", "## Constants", "", constants_table(L)]
     return "\n".join(lines) + "\n"
 
 

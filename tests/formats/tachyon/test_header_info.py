@@ -1,6 +1,7 @@
-"""The standard-library ``info`` (``header_info``) against the declarations it mirrors and the
-construct-based reader it stands in for: the same struct layouts, the same dict on every golden
-file, and the same dict or the same error on hypothesis-made headers, footers and statistics."""
+"""The standard-library ``info`` (``header_info``) against the full reader it stands in for:
+the same dict on every golden file, and the same dict or the same error on hypothesis-made
+headers, footers and statistics (its layouts against the declarations:
+tests/schema/test_plain_layouts.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import construct as cs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +19,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon import file, header_info
 from tachyon_format.formats.tachyon.byteswap import swap_byte_order
 from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_plain as plain
 from tests.helpers.paths import CPYTHON_FIXTURES, DATA_DIR, REPO
 
 GOLDEN = sorted(DATA_DIR.glob("*.bin")) + (
@@ -26,48 +27,7 @@ GOLDEN = sorted(DATA_DIR.glob("*.bin")) + (
 IDS = [f"{p.parent.name}/{p.name}" for p in GOLDEN]
 
 
-def struct_format(sc: cs.Construct) -> str:
-    """The ``struct`` format of a fixed-size declaration, field by field (a nested struct's
-    fields inline; a bit struct as the integer it is stored in)."""
-    while isinstance(sc, cs.Renamed):
-        sc = sc.subcon
-    if isinstance(sc, cs.Struct):
-        return "".join(struct_format(field) for field in sc.subcons)
-    if isinstance(sc, cs.FormatField):
-        return sc.fmtstr[1]
-    if isinstance(sc, cs.Bytes):
-        return f"{sc.length}s"
-    if isinstance(sc, cs.Const) and isinstance(sc.value, bytes):
-        return f"{len(sc.value)}s"
-    if isinstance(sc, cs.Transformed | cs.Restreamed):  # a bit struct over whole bytes
-        return {1: "B", 2: "H", 4: "L", 8: "Q"}[sc.sizeof()]
-    if isinstance(sc, cs.Subconstruct):  # Const, FlagsEnum, Sentinel...
-        return struct_format(sc.subcon)
-    raise TypeError(type(sc).__name__)
-
-
-@pytest.mark.parametrize("order", ["<", ">"])
-def test_the_struct_formats_are_the_declarations(order):
-    assert struct_format(spec.header(order)) == header_info.HEADER_FORMAT
-    assert struct_format(spec.footer(order)) == header_info.FOOTER_FORMAT
-    assert struct_format(spec.stats(order)) == header_info.STATS_FORMAT
-    assert [f.name for f in spec.header(order).subcons] == list(header_info.HEADER_FIELDS)
-    for name, declared in (("HEADER", spec.header), ("FOOTER", spec.footer),
-                           ("STATS", spec.stats)):
-        fmt = getattr(header_info, f"{name}_FORMAT")
-        assert struct.calcsize(order + fmt) == declared(order).sizeof()
-
-
-def test_the_constants_and_names_are_the_schemas():
-    assert header_info.HEADER_SIZE == spec.HEADER_SIZE
-    assert header_info.FOOTER_SIZE == spec.FOOTER_SIZE
-    assert header_info.FORMAT_VERSION == spec.FORMAT_VERSION
-    assert (header_info.STATS_MAGIC, header_info.STATS_SIZE) == (spec.STATS_MAGIC,
-                                                                 spec.STATS_SIZE)
-    assert header_info.MIN_STRING_SIZE == spec.MIN_STRING_SIZE
-    assert header_info.MIN_FRAME_SIZE == spec.MIN_FRAME_SIZE
-    for magic, order in header_info.MAGICS.items():
-        assert spec.byte_order(magic) == order
+def test_the_names_are_the_schemas():
     modes = tuple(m.name.lower() for m in spec.ProfilingMode)
     features = tuple((f.value, f.name.lower()) for f in spec.CaptureFeature)
     assert (modes, features) == (header_info.MODE_NAMES, header_info.FEATURE_NAMES)
@@ -80,17 +40,6 @@ def test_every_golden_file_is_answered_here_as_the_full_reader_does(path):
     for copy in (data, swap_byte_order(data)):
         assert header_info.plain_info(copy) == file.info(copy)
     assert header_info.plain_info(path) == file.info(path)
-
-
-@pytest.mark.parametrize("path", GOLDEN[:2], ids=IDS[:2])
-def test_a_header_struct_parse_equals_constructs(path):
-    head = path.read_bytes()[: spec.HEADER_SIZE]
-    parsed = spec.header("<").parse(head)
-    values = dict(zip(header_info.HEADER_FIELDS,
-                      struct.unpack("<" + header_info.HEADER_FORMAT, head), strict=True))
-    config = spec.profiling_config("<").build(parsed.profiling_config)
-    assert values.pop("profiling_config") == int.from_bytes(config, "little")
-    assert values == {k: parsed[k] for k in values}
 
 
 def outcome(function, data):
@@ -119,7 +68,7 @@ def test_made_up_headers_get_the_full_readers_answer(order, version, py, start, 
                                                      samples, threads, strings_at, frames_at,
                                                      compression, config):
     data = BASES[order]
-    head = struct.pack(order + header_info.HEADER_FORMAT, spec.MAGIC, version, *py, start,
+    head = struct.pack(order + plain.HEADER.format, spec.MAGIC, version, *py, start,
                        interval, samples, threads, strings_at, frames_at, compression, config)
     made = head + data[spec.HEADER_SIZE:]
     assert outcome(header_info.info, made) == outcome(file.info, made)
@@ -134,7 +83,7 @@ def test_made_up_headers_get_the_full_readers_answer(order, version, py, start, 
 def test_made_up_tails_get_the_full_readers_answer(order, values, present, version, size, magic,
                                                    counts, cut):
     data = BASES[order]
-    stats = struct.pack(order + header_info.STATS_FORMAT, *values, present, 0, magic, version, size)
+    stats = struct.pack(order + plain.STATS.format, *values, present, 0, magic, version, size)
     footer = struct.pack(order + "LL", *counts) + data[-24:]
     made = data[: len(data) - 88 - cut] + stats + footer
     assert outcome(header_info.info, made) == outcome(file.info, made)

@@ -23,7 +23,7 @@ import json
 import numpy as np
 
 from tachyon_format.model import Profile
-from tachyon_format.schema.tachyon import ThreadStatus
+from tachyon_format.schema.tachyon_values import ThreadStatus
 
 from ..sources import Destination, write_bytes
 from .slices import Timeline, interval_of, timeline

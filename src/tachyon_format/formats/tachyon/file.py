@@ -1,7 +1,8 @@
 """Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does.
 
-Tier (a)/(b): everything here is parsed through the declarations in ``schema.tachyon``; the
-sample region is only located (and decompressed on demand), never decoded here.
+Tier (a)/(b): the fixed layouts are parsed with their ``struct`` twins generated from the
+declarations in ``schema.tachyon`` (``schema.tachyon_plain``), so that opening a file loads no
+construct; the sample region is only located (and decompressed on demand), never decoded here.
 
 The checks run in CPython 3.15.2's order (docs/format/reader.md#checks-at-open) so that a file
 CPython rejects fails here with the same message, as a :class:`FormatError` that names the offset
@@ -18,14 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-import construct as cs
-
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Strings
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import (
-    ByteOrder,
-)
+from tachyon_format.schema import tachyon_plain as plain
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.plain import ByteOrder
 
 from . import zstd
 from .settings import MAX_DECOMPRESSED_SIZE
@@ -34,6 +32,8 @@ from .stats import Stats, parse_stats
 from .tables import Layout, read_frames, read_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
+
+_header_at = plain.HEADER.offset  # where a header field lies, for the errors that name it
 
 KEEP_REGION = 16 << 20
 """A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
@@ -46,8 +46,8 @@ class TachyonFile:
     data: Any  # bytes-like: an mmap, bytes or memoryview of the whole file
     order: ByteOrder
     layout: Layout
-    header: cs.Container
-    footer: cs.Container
+    header: Any  # the fields of plain.HEADER (or plain.LEGACY_HEADER), by name
+    footer: Any  # the fields of plain.FOOTER
     stats: Stats | None
     strings: Strings | None = None
     frames: Frames | None = None
@@ -87,14 +87,14 @@ class TachyonFile:
 
     @property
     def mode(self) -> int | None:
-        config = self.header.get("profiling_config")
+        config = getattr(self.header, "profiling_config", None)
         if config is None or config.mode_plus_one == 0:
             return None
         return config.mode_plus_one - 1
 
     @property
     def capture_features(self) -> int | None:
-        config = self.header.get("profiling_config")
+        config = getattr(self.header, "profiling_config", None)
         if config is None or not config.features_known:
             return None
         return config.capture_features
@@ -261,23 +261,23 @@ def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
     if order is None:
         native = int.from_bytes(head[:4], "little")
         raise FormatError(f"Invalid magic number: 0x{native:08x}", offset=0, path="header -> magic")
-    header = spec.header(order).parse(head)
+    header = plain.HEADER.parse(head, order)
     _check_version(header)
     config = header.profiling_config
     if config.mode_plus_one > 5:
         raise FormatError(
             f"Invalid profiling mode in header: {config.mode_plus_one}",
-            offset=60,
+            offset=_header_at("profiling_config"),
             path="header -> profiling_config -> mode_plus_one",
         )
-    footer = spec.footer(order).parse(bytes(data[size - spec.FOOTER_SIZE :]))
+    footer = plain.FOOTER.parse(data, order, size - spec.FOOTER_SIZE)
     layout: Layout = "L3"
     if (
         legacy_layouts
         and not _l3_offsets_plausible(header, size)
         and _legacy_offsets_plausible(data, order, size)
     ):
-        header = spec.legacy_header(order).parse(head)
+        header = plain.LEGACY_HEADER.parse(head, order)
         layout = "L2"  # L1 vs L2 is settled by the frame table
         stats = None
     else:
@@ -288,26 +288,26 @@ def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
     return meta
 
 
-def _check_version(header: cs.Container) -> None:
+def _check_version(header) -> None:
     version = header.format_version
     if version > spec.FORMAT_VERSION:
         raise FormatError(
             f"Binary file was created with Python {header.py_major}.{header.py_minor}."
             f"{header.py_micro} (format version {version}), but this reader supports format"
             f" version {spec.FORMAT_VERSION}",
-            offset=4,
+            offset=_header_at("format_version"),
             path="header -> format_version",
         )
     if version < spec.FORMAT_VERSION:
         raise FormatError(
             f"Unsupported format version {version} (this reader supports version"
             f" {spec.FORMAT_VERSION})",
-            offset=4,
+            offset=_header_at("format_version"),
             path="header -> format_version",
         )
 
 
-def _l3_offsets_plausible(header: cs.Container, size: int) -> bool:
+def _l3_offsets_plausible(header, size: int) -> bool:
     """Spec §10 sniffing, rule 1."""
     return (
         spec.HEADER_SIZE
@@ -319,7 +319,7 @@ def _l3_offsets_plausible(header: cs.Container, size: int) -> bool:
 
 def _legacy_offsets_plausible(data, order: ByteOrder, size: int) -> bool:
     """Spec §10 sniffing, rule 2: L1/L2 offsets at 36/44 and zero bytes 56..63."""
-    legacy = spec.legacy_header(order).parse(bytes(data[: spec.HEADER_SIZE]))
+    legacy = plain.LEGACY_HEADER.parse(data, order)
     return (
         spec.HEADER_SIZE
         <= legacy.string_table_offset
@@ -329,32 +329,32 @@ def _legacy_offsets_plausible(data, order: ByteOrder, size: int) -> bool:
     )
 
 
-def _check_offsets(header: cs.Container, size: int) -> None:
+def _check_offsets(header, size: int) -> None:
     strings, frames = header.string_table_offset, header.frame_table_offset
     if strings > size:
         raise FormatError(
             f"Invalid string table offset: {strings} exceeds file size {size}",
-            offset=40, path="header -> string_table_offset",
+            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
         )
     if frames > size:
         raise FormatError(
             f"Invalid frame table offset: {frames} exceeds file size {size}",
-            offset=48, path="header -> frame_table_offset",
+            offset=_header_at("frame_table_offset"), path="header -> frame_table_offset",
         )
     if strings < spec.HEADER_SIZE:
         raise FormatError(
             f"Invalid string table offset: {strings} is before data section",
-            offset=40, path="header -> string_table_offset",
+            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
         )
     if frames < spec.HEADER_SIZE:
         raise FormatError(
             f"Invalid frame table offset: {frames} is before data section",
-            offset=48, path="header -> frame_table_offset",
+            offset=_header_at("frame_table_offset"), path="header -> frame_table_offset",
         )
     if strings > frames:
         raise FormatError(
             f"Invalid table offsets: string table ({strings}) is after frame table ({frames})",
-            offset=40, path="header -> string_table_offset",
+            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
         )
 
 
@@ -381,7 +381,7 @@ def _check_frame_count(meta: TachyonFile) -> None:
     if meta.footer.frame_count > frame_cap:
         raise FormatError(
             f"Invalid frame count {meta.footer.frame_count} exceeds maximum possible {frame_cap}",
-            offset=footer_at + 4, path="footer -> frame_count",
+            offset=footer_at + plain.FOOTER.offset("frame_count"), path="footer -> frame_count",
         )
 
 

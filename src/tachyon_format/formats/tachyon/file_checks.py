@@ -14,14 +14,14 @@ the record checks (:mod:`.region_checks`) can rely on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import construct as cs
+from typing import Any
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import ByteOrder
+from tachyon_format.schema import tachyon_plain as plain
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.plain import ByteOrder
 
 from .lenient_tables import scan_frames, scan_strings
 from .stats import Stats, parse_stats
@@ -39,8 +39,8 @@ class Plan:
     """What the file's parts say, as far as they could be read."""
 
     order: ByteOrder = "<"
-    header: cs.Container | None = None
-    footer: cs.Container | None = None
+    header: Any = None  # the fields of plain.HEADER
+    footer: Any = None  # the fields of plain.FOOTER
     stats: Stats | None = None
     killed: bool = False  # the all-zero placeholder header
     legacy: bool = False  # a pre-release layout (L1/L2), read by read() but not by CPython
@@ -75,15 +75,16 @@ def check_file(data) -> tuple[list[Problem], Plan]:
                                 offset=0, field="header -> magic"))
         return problems, plan
     plan.order = order
-    plan.header = header = spec.header(order).parse(head)
+    plan.header = header = plain.HEADER.parse(head, order)
     problems += _header_problems(header, head, order)
-    plan.footer = footer = spec.footer(order).parse(bytes(data[size - spec.FOOTER_SIZE:]))
+    plan.footer = footer = plain.FOOTER.parse(data, order, size - spec.FOOTER_SIZE)
     if _is_legacy(data, header, order):
         plan.legacy = True
         problems.append(Problem(
             "unreadable", "a pre-release layout (L1/L2, CPython 3.15 alphas and betas: u32 "
             "sample count, fields from offset 32 on 4 bytes earlier): CPython 3.15.2's reader "
-            "rejects it; this library's read() reads it", offset=28,
+            "rejects it; this library's read() reads it",
+            offset=plain.HEADER.offset("sample_count"),
             field="header -> sample_count"))
         return problems, plan
     stats_start = size - spec.FOOTER_SIZE
@@ -112,8 +113,10 @@ def check_file(data) -> tuple[list[Problem], Plan]:
     return problems, plan
 
 
-def _header_problems(header: cs.Container, head: bytes, order: ByteOrder) -> list[Problem]:
+def _header_problems(header, head: bytes, order: ByteOrder) -> list[Problem]:
     problems = []
+    at = plain.HEADER.offset
+    config_at = at("profiling_config")
     version = header.format_version
     if version != spec.FORMAT_VERSION:
         message = (f"Binary file was created with Python {header.py_major}.{header.py_minor}."
@@ -121,37 +124,40 @@ def _header_problems(header: cs.Container, head: bytes, order: ByteOrder) -> lis
                    f"format version {spec.FORMAT_VERSION}" if version > spec.FORMAT_VERSION else
                    f"Unsupported format version {version} (this reader supports version "
                    f"{spec.FORMAT_VERSION})")
-        problems.append(Problem("unreadable", message, offset=4,
+        problems.append(Problem("unreadable", message, offset=at("format_version"),
                                 field="header -> format_version",
                                 expected=str(spec.FORMAT_VERSION), found=str(version)))
     config = header.profiling_config
     if config.mode_plus_one > 5:
         problems.append(Problem("unreadable",
                                 f"Invalid profiling mode in header: {config.mode_plus_one}",
-                                offset=60, field="header -> profiling_config -> mode_plus_one",
+                                offset=config_at,
+                                field="header -> profiling_config -> mode_plus_one",
                                 expected="0 to 5", found=str(config.mode_plus_one)))
-    word = int.from_bytes(head[60:64], "little" if order == "<" else "big")
-    if word >> 9:
+    word = int.from_bytes(head[config_at : config_at + 4], "little" if order == "<" else "big")
+    if config.reserved:
         problems.append(Problem("note", "bits 9 to 31 of the profiling config word are set "
-                                "(CPython writes 0 and ignores them)", offset=60,
+                                "(CPython writes 0 and ignores them)", offset=config_at,
                                 field="header -> profiling_config", found=f"0x{word:08x}"))
-    if (word >> 4) & 0x1F and not word & 8:
+    if config.capture_features and not config.features_known:
         problems.append(Problem("note", "capture-feature bits are set without the "
                                 "features-known bit: readers take the features as unknown",
-                                offset=60, field="header -> profiling_config",
+                                offset=config_at, field="header -> profiling_config",
                                 found=f"0x{word:08x}"))
     if header.reserved:
         problems.append(Problem("note", "the reserved header byte is not zero (ignored)",
-                                offset=11, field="header -> reserved", found=str(header.reserved)))
+                                offset=at("reserved"), field="header -> reserved",
+                                found=str(header.reserved)))
     if header.compression not in (0, 1):
         problems.append(Problem("note", "an unknown compression value: CPython's reader takes "
-                                "every value but 1 (zstd) as uncompressed", offset=56,
+                                "every value but 1 (zstd) as uncompressed",
+                                offset=at("compression"),
                                 field="header -> compression", expected="0 or 1",
                                 found=str(header.compression)))
     return problems
 
 
-def _is_legacy(data, header: cs.Container, order: ByteOrder) -> bool:
+def _is_legacy(data, header, order: ByteOrder) -> bool:
     """Spec §10 sniffing (as :func:`.file.open_file` does): the L3 offsets are implausible and
     the L1/L2 ones are plausible."""
     size = len(data)
@@ -161,17 +167,17 @@ def _is_legacy(data, header: cs.Container, order: ByteOrder) -> bool:
 
     if plausible(header.string_table_offset, header.frame_table_offset):
         return False
-    legacy = spec.legacy_header(order).parse(bytes(data[: spec.HEADER_SIZE]))
+    legacy = plain.LEGACY_HEADER.parse(data, order)
     return (plausible(legacy.string_table_offset, legacy.frame_table_offset)
             and legacy.reserved_tail == bytes(8))
 
 
 def _stats_size(data, order: ByteOrder) -> int:
-    trailer_at = len(data) - spec.FOOTER_SIZE - 16
-    return spec.stats_trailer(order).parse(bytes(data[trailer_at:trailer_at + 16])).size
+    trailer_at = len(data) - spec.FOOTER_SIZE - plain.STATS_TRAILER.size
+    return plain.STATS_TRAILER.parse(data, order, trailer_at).size
 
 
-def _offset_problems(header: cs.Container, size: int) -> list[Problem]:
+def _offset_problems(header, size: int) -> list[Problem]:
     """CPython's checks 9 to 13, every one that fails (CPython stops at the first)."""
     strings, frames = header.string_table_offset, header.frame_table_offset
     found = []

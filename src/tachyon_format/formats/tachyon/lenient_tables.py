@@ -15,7 +15,7 @@ import numpy as np
 
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
-from tachyon_format.schema.primitives import U32_MAX, VarintError, scan_uleb128
+from tachyon_format.schema.leb128 import U32_MAX, LEB128Error, scan_uleb128
 
 from .tables import frames_from_entries
 
@@ -52,7 +52,7 @@ def scan_strings(data, start: int, count: int,
             break
         try:
             length, after = scan_uleb128(raw, p, n)
-        except VarintError:
+        except LEB128Error:
             length, after = None, p
         if length is None or length > U32_MAX:
             problem = Problem("unreadable", "Malformed varint in string table", offset=p,
@@ -101,7 +101,7 @@ def scan_frames(data, start: int, count: int,
         for name in FRAME_FIELDS:
             try:
                 value, p = scan_uleb128(raw, p, n)
-            except VarintError:
+            except LEB128Error:
                 value = None
             if value is None or value > U32_MAX:
                 problem = Problem("unreadable", f"Malformed varint in frame table ({name})",

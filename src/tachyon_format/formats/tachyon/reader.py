@@ -21,7 +21,7 @@ import numpy as np
 
 from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads, ValueType
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, open_file

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tachyon_format.problems import Problem
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import U32_MAX, VarintError, scan_uleb128
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.leb128 import U32_MAX, LEB128Error, scan_uleb128
 
 from .region.layout import ENCODING_AT, PREFIX_SIZE, THREAD_ID_AT
 
@@ -84,7 +84,7 @@ def parse_record(data, pos: int, n: int) -> Parsed:
     def varint(p: int, message: str, u32: bool = True) -> tuple[int, int]:
         try:
             value, after = scan_uleb128(data, p, n)
-        except VarintError:
+        except LEB128Error:
             raise Broken(message) from None
         if u32 and value > U32_MAX:
             raise Broken(message)

@@ -31,8 +31,8 @@ import numpy as np
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Profile, Samples, Stacks, Strings, Threads
 from tachyon_format.problems import Problem
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import U32_MAX
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.leb128 import U32_MAX
 
 from ..sources import read_bytes
 from . import zstd

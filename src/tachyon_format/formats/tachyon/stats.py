@@ -11,8 +11,9 @@ import math
 from dataclasses import asdict, dataclass
 
 from tachyon_format.errors import FormatError
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import ByteOrder
+from tachyon_format.schema import tachyon_plain as plain
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.plain import ByteOrder
 
 KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
 """The statistics keys of CPython's ``get_info()``, in its order."""
@@ -47,7 +48,9 @@ class Stats:
 
     def build(self, order: ByteOrder) -> bytes:
         """The 56-byte block as CPython 3.15.2 writes it."""
-        return spec.stats(order).build(
+        from tachyon_format.schema.tachyon import stats  # (construct: only to write)
+
+        return stats(order).build(
             {
                 "duration_sec": self.duration_sec,
                 "sample_rate": self.sample_rate,
@@ -68,22 +71,21 @@ def parse_stats(data, order: ByteOrder) -> Stats | None:
     """The optional block, found backwards from the footer; None when the file has none (or
     one of a version this reader ignores). *data* is the whole file."""
     size = len(data)
-    trailer_at = size - spec.FOOTER_SIZE - 16
+    trailer_at = size - spec.FOOTER_SIZE - plain.STATS_TRAILER.size
     if trailer_at < 0 or bytes(data[trailer_at : trailer_at + 8]) != spec.STATS_MAGIC:
         return None
-    tail = bytes(data[trailer_at : trailer_at + 16])
-    trailer = spec.stats_trailer(order).parse(tail)
+    trailer = plain.STATS_TRAILER.parse(data, order, trailer_at)
     if trailer.size < spec.LEGACY_STATS_SIZE or trailer.size > size - spec.FOOTER_SIZE:
         raise FormatError(
             "Invalid profiling statistics size",
-            offset=trailer_at + 12,
+            offset=trailer_at + plain.STATS_TRAILER.offset("size"),
             path="stats -> trailer -> size",
         )
     if trailer.version != 1:
         return None
     start = size - spec.FOOTER_SIZE - trailer.size
-    if trailer.size >= spec.STATS_SIZE:
-        block = spec.stats(order).parse(bytes(data[start : start + 40]) + tail)
+    if trailer.size >= spec.STATS_SIZE:  # (a larger block: its first 56 bytes)
+        block = plain.STATS.parse(data, order, start)
         present = block.present
         stats = Stats(
             block.duration_sec,
@@ -92,7 +94,7 @@ def parse_stats(data, order: ByteOrder) -> Stats | None:
             block.missed_samples if present.missed_samples else None,
         )
     else:
-        block = spec.legacy_stats(order).parse(bytes(data[start : start + 16]) + tail)
+        block = plain.LEGACY_STATS.parse(data, order, start)
         stats = Stats(block.duration_sec, block.sample_rate)
     if stats.problem() is not None:
         raise FormatError("Invalid profiling statistics values", offset=start, path="stats")

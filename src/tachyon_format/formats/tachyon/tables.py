@@ -3,28 +3,39 @@ reader reads them, with its messages for what it rejects.
 
 Tier (b)/(c): the declarations of :mod:`tachyon_format.schema.tachyon` say what each entry is
 and report where a broken one breaks; the usual path scans the string lengths and decodes the
-frame fields with the varint kernel, without a construct Container per entry.
+frame fields with the varint kernel, without construct (loaded only for the tables that path
+does not take: a legacy layout, an entry to report, a long non-canonical varint).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Literal, NoReturn
 
-import construct as cs
 import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels import varint
 from tachyon_format.model import Frames, Strings
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import U32_MAX, ULEB128_U32, VarintError, scan_uleb128
+from tachyon_format.schema.leb128 import U32_MAX, LEB128Error, scan_uleb128
+from tachyon_format.schema.tachyon_values import FOOTER_SIZE, OPCODE_NONE
 
 Layout = Literal["L3", "L2", "L1"]
 """L3: CPython 3.15.2 (u64 sample count); L2/L1: pre-release u32 count, 7-/3-field frames."""
 
-_FRAME_TABLE = cs.Array(cs.this.count, spec.FRAME).compile()
-_LEGACY_FRAME_TABLE = cs.Array(cs.this.count, spec.LEGACY_FRAME).compile()
+
+@functools.cache
+def _declared():
+    """construct, the declarations, and the compiled frame-table parsers (L3/L2, L1)."""
+    import construct as cs
+
+    from tachyon_format.schema import primitives
+    from tachyon_format.schema import tachyon as spec
+
+    return (cs, primitives, spec, cs.Array(cs.this.count, spec.FRAME).compile(),
+            cs.Array(cs.this.count, spec.LEGACY_FRAME).compile())
+
 _FRAME_FIELD_NAMES = {
     "filename_idx": "filename",
     "funcname_idx": "funcname",
@@ -80,13 +91,14 @@ def read_strings(data, start: int, count: int) -> Strings:
         return Strings(bytes(table[:end]), starts, ends)
     # the declarations read what the scan would not (long non-canonical lengths), or say
     # what is wrong and where
+    cs, primitives, *_ = _declared()
     stream = io.BytesIO(table)
     starts = np.empty(count, np.int64)
     ends = np.empty(count, np.int64)
     for index in range(count):
         at = stream.tell()
         try:
-            length = ULEB128_U32.parse_stream(stream)
+            length = primitives.ULEB128_U32.parse_stream(stream)
         except cs.ConstructError:
             raise FormatError(
                 "Malformed varint in string table", offset=start + at,
@@ -106,16 +118,17 @@ def read_frames(data, start: int, count: int, *, legacy: bool) -> tuple[Frames, 
     settles: L3, or for a file sniffed as a pre-release one (*legacy*) L2 or L1, whichever
     table ends exactly at the footer (docs/format/layout-history.md#sniffing, rule 3)."""
     if legacy:
-        found = _read_legacy_frames(data, start, count, len(data) - spec.FOOTER_SIZE)
+        found = _read_legacy_frames(data, start, count, len(data) - FOOTER_SIZE)
         if found is not None:
             return found
     else:
         fast = fast_frames(memoryview(data)[start:], count)
         if fast is not None:
             return fast[0], "L3"
+    cs, _, _, frame_table, _ = _declared()
     stream = io.BytesIO(memoryview(data)[start:])
     try:
-        entries = _FRAME_TABLE.parse_stream(stream, count=count)
+        entries = frame_table.parse_stream(stream, count=count)
     except cs.ConstructError:
         _raise_frame_error(data, start, count)
     return frames_from_entries(entries), "L3"
@@ -134,7 +147,7 @@ def string_spans(data, count: int) -> tuple[np.ndarray, np.ndarray] | None:
     for i in range(count):
         try:
             length, p = scan_uleb128(raw, p, n)
-        except VarintError:
+        except LEB128Error:
             return None
         if length > U32_MAX or p + length > n:
             return None
@@ -187,7 +200,7 @@ def fast_frames(data, count: int) -> tuple[Frames, int] | None:
     signed = ((z >> 1) ^ -(z & 1)).astype(np.int32)
     lineno, end_delta, column, end_column_delta = signed.T
     opcode = b[opcode_at].astype(np.int16)
-    opcode[opcode == spec.OPCODE_NONE] = -1
+    opcode[opcode == OPCODE_NONE] = -1
     frames = Frames(
         values[:, 0].astype(np.uint32),
         values[:, 1].astype(np.uint32),
@@ -202,7 +215,8 @@ def fast_frames(data, count: int) -> tuple[Frames, int] | None:
 
 def _read_legacy_frames(data, start: int, count: int, end: int):
     """The frame-table variant whose parse ends exactly at the footer, and its layout."""
-    for parser, layout in ((_FRAME_TABLE, "L2"), (_LEGACY_FRAME_TABLE, "L1")):
+    cs, _, _, frame_table, legacy_frame_table = _declared()
+    for parser, layout in ((frame_table, "L2"), (legacy_frame_table, "L1")):
         stream = io.BytesIO(memoryview(data)[start:])
         try:
             entries = parser.parse_stream(stream, count=count)
@@ -214,6 +228,7 @@ def _read_legacy_frames(data, start: int, count: int, end: int):
 
 
 def _raise_frame_error(data, start: int, count: int) -> NoReturn:
+    cs, _, spec, _, _ = _declared()
     stream = io.BytesIO(memoryview(data)[start:])
     for index in range(count):
         for sub in spec.FRAME.subcons:

@@ -30,7 +30,7 @@ import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.problems import Problem
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 from . import zstd
 from .file import Source

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tachyon_format.errors import FormatError
-from tachyon_format.schema.tachyon import HEADER_SIZE
+from tachyon_format.schema.tachyon_values import HEADER_SIZE
 
 from .settings import MAX_DECOMPRESSED_SIZE, WRITE_BUFFER_SIZE, ZSTD_LEVEL
 

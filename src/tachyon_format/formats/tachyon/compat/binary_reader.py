@@ -11,7 +11,7 @@ import numpy as np
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Profile
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 from ..facts import EXTRAS_KEY
 from ..file import TachyonFile, open_file

@@ -8,7 +8,7 @@ import enum
 import os
 from typing import Any
 
-from tachyon_format.schema.primitives import U32_MAX
+from tachyon_format.schema.leb128 import U32_MAX
 
 from ..writer import Writer
 from .conversions import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tachyon_format.schema import tachyon as spec
-from tachyon_format.schema.primitives import U64_MAX
+from tachyon_format.schema import tachyon_values as spec
+from tachyon_format.schema.leb128 import U64_MAX
 
 from ..encoder import FrameKey
 

@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels import segments
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 from .columns import GrowingColumns
 from .counting import SampleCounts

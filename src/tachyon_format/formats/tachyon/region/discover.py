@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments, terminators, varint
 from tachyon_format.kernels.fixed import decode_fixed_at
-from tachyon_format.schema.primitives import U32_MAX
+from tachyon_format.schema.leb128 import U32_MAX
 
 from .layout import COUNTS, ENCODING_AT, MAX_STACK_DEPTH, PREFIX_SIZE
 from .layout import INTERPRETER_ID_AT as INTERPRETER_AT

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments, varint
 from tachyon_format.kernels.fixed import decode_fixed_at
-from tachyon_format.schema.primitives import ULEB128_MAX_BYTES, scan_uleb128
+from tachyon_format.schema.leb128 import ULEB128_MAX_BYTES, scan_uleb128
 
 from .layout import (
     ENCODING_AT,

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.kernels import hashing, segments
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 MAX_DEPTH = spec.MAX_STACK_DEPTH
 _POWER_BLOCK = 1 << 16  # listing positions scaled by one table of R**-g (512 KB)

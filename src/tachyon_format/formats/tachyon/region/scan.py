@@ -28,11 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
-from tachyon_format.schema.primitives import (
+from tachyon_format.schema.leb128 import (
     U32_MAX,
     U64_MAX,
-    OverlongVarint,
-    TruncatedVarint,
+    OverlongLEB128,
+    TruncatedLEB128,
     scan_uleb128,
 )
 
@@ -210,11 +210,11 @@ def _uleb128(data, p: int, end: int, final: bool, u32: bool) -> tuple[int | None
     not final."""
     try:
         value, p = scan_uleb128(data, p, end)
-    except TruncatedVarint:
+    except TruncatedLEB128:
         if not final:
             raise Incomplete from None
         return None, end
-    except OverlongVarint:
+    except OverlongLEB128:
         return None, p
     if u32 and value > U32_MAX:
         return None, p

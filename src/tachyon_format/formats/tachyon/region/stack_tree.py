@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import hashing, segments
 from tachyon_format.kernels.hash_store import HashStore
-from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema import tachyon_values as spec
 
 from . import path_hash
 
