@@ -10,12 +10,9 @@ is written compressed. The command line calls only these.
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
-import shutil
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -109,7 +106,7 @@ def write(profile: Profile, destination: Destination, *, format: str | None = No
     writer = chosen.verb("write")
     if writer is None:
         raise ValueError(f"tachyon_format cannot write {chosen.name} files")
-    unknown = sorted(set(options) - set(chosen.write_options()))
+    unknown = sorted(set(options) - set(chosen.write_options())) if options else []
     if unknown:
         known = ", ".join(chosen.write_options()) or "none"
         raise ValueError(f"the {chosen.name} writer has no option {unknown[0]!r} (its options:"
@@ -118,6 +115,8 @@ def write(profile: Profile, destination: Destination, *, format: str | None = No
         writer(profile, destination, **options)
         return chosen.name
     # writers take a path: write to a private temporary file, then copy (or gzip) it out
+    import tempfile  # (here: the usual write to a path never needs it)
+
     with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
         staged = os.path.join(scratch, chosen.file_name())
         writer(profile, staged, **options)
@@ -226,6 +225,9 @@ def output_format(destination: str | os.PathLike) -> str:
 
 
 def _copy_out(staged: BinaryIO, out: BinaryIO, compress: bool) -> None:
+    import gzip
+    import shutil
+
     if compress:
         with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
             shutil.copyfileobj(staged, packed, 1 << 20)

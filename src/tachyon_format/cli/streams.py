@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 
 
@@ -58,6 +56,9 @@ def output_path(name: str, suffix: str = "") -> Iterator[str]:
     if name != "-":
         yield name
         return
+    import shutil
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
         path = os.path.join(scratch, "out" + suffix)
         yield path

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import inspect
 import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import inspect
 
 VERBS = ("sniff", "read", "read_aggregated", "iter_batches", "write", "validate", "info",
          "salvage")
@@ -63,6 +65,8 @@ class Format:
         """The keyword options of the format's writer, by name: those of its ``write``, and,
         when ``write`` passes ``**options`` on, those of the function its docstring names
         (``*options* as for :func:`build```). Empty for a format written by no writer."""
+        import inspect  # (here: a conversion with no options never asks)
+
         write = self.verb("write") if "write" in self.verbs else None
         if write is None:
             return {}

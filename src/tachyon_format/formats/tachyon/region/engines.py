@@ -14,10 +14,8 @@ built), ``auto`` (or unset) takes the compiled walk when there is one.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import sys
-from pathlib import Path
 from types import ModuleType
 
 ENVIRONMENT = "TACHYON_FORMAT_DECODER"
@@ -37,6 +35,9 @@ def _walk_module() -> ModuleType | None:
 @functools.cache
 def interpreted_walk() -> ModuleType:
     """:mod:`.walk` from its source, run by the interpreter even where it is compiled."""
+    import importlib.util
+    from pathlib import Path
+
     name = f"{__package__}._walk_interpreted"
     spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("walk.py"))
     assert spec is not None and spec.loader is not None
