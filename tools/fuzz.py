@@ -9,6 +9,8 @@ Usage::
     python tools/fuzz.py --minimize /tmp/crashes/some.input   # smallest input, same failure
     python tools/fuzz.py --asan --formats tachyon --runs 100000 --jobs 2   # the compiled walk
                                               # built with AddressSanitizer (gcc's libasan)
+    python tools/fuzz.py --asan --region --formats tachyon --runs 100000   # ... every input
+                                              # a valid file around a mutated sample region
 
 Each input goes through the public verbs only: ``sniff``, then ``read``, ``iter_batches``
 (where the format has it), ``info`` and ``validate``, with the sniffed format (or, when
@@ -31,6 +33,11 @@ the parent compiles it once into a temporary directory (``setup.py build_ext`` w
 the sanitizer's runtime preloaded (an out-of-bounds read or write aborts the worker, which is
 reported with the sanitizer's trace). The address-space cap is left off there (the sanitizer
 reserves terabytes of shadow memory); libFuzzer's RSS limit still holds.
+
+``--region`` mutates only the sample region of a Tachyon input (decompressed, mutated by
+libFuzzer, written back uncompressed with the header's table offsets moved to match), so
+that every input passes the checks at open and reaches the record walk; bytes that are no
+readable Tachyon file of the current layout are mutated whole, as without it.
 """
 
 from __future__ import annotations
@@ -94,10 +101,16 @@ def derived_seeds(limit: int = 3) -> Iterator[tuple[str, bytes]]:
                     yield f"{path.stem}.{name}", out.read_bytes()
 
 
-def write_seed_corpus(directory: Path) -> int:
-    """Fill *directory* with the seed corpus; the number of files."""
+def write_seed_corpus(directory: Path, formats: list[str] | None = None) -> int:
+    """Fill *directory* with the seed corpus (with *formats*: the seeds of those formats,
+    when there are any); the number of files."""
+    import tachyon_format
+
     directory.mkdir(parents=True, exist_ok=True)
     seeds = [(p.name, p.read_bytes()) for p in golden_files()] + list(derived_seeds())
+    if formats:
+        chosen = [(name, data) for name, data in seeds if tachyon_format.sniff(data) in formats]
+        seeds = chosen or seeds
     for name, data in seeds:
         digest = hashlib.sha1(data).hexdigest()[:12]
         (directory / f"seed-{digest}-{name}").write_bytes(data)
@@ -134,10 +147,12 @@ def readable_formats() -> list[str]:
     return [name for name, f in FORMATS.items() if f.can_read]
 
 
-def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None) -> None:
+def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None) -> bool:
     """Run every public verb on *data*; raise :class:`Crash` for anything but a result or
     ``FormatError`` (or a verb slower than *max_seconds*). *formats* limits the formats
-    tried (the sniffed one, if in the list, else one of the list chosen from the bytes)."""
+    tried (the sniffed one, if in the list, else one of the list chosen from the bytes).
+    Whether ``read`` got to the samples: it gave a profile, or an error inside a Tachyon
+    sample region (how deep the mutated inputs get)."""
     import tachyon_format
     from tachyon_format import FORMATS, FormatError
 
@@ -161,12 +176,14 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
     ]
     if chosen.verb("iter_batches") is not None:
         verbs.append(("iter_batches", consume_batches))
+    read_ok = False
     for verb, call in verbs:
         started = time.monotonic()
         try:
             call()
-        except FormatError:
-            pass
+            read_ok = read_ok or verb == "read"
+        except FormatError as exc:
+            read_ok = read_ok or verb == "read" and "(region offset" in str(exc)
         except Exception as exc:  # noqa: BLE001 - anything else is what we look for
             raise Crash(verb, name, exc) from exc
         _check_time(verb, name, started, max_seconds)
@@ -176,6 +193,7 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
     except Exception as exc:  # noqa: BLE001 - validate never raises
         raise Crash("validate", name, exc) from exc
     _check_time("validate", name, started, max_seconds)
+    return read_ok
     if not isinstance(problems, list):
         raise Crash("validate", name, None, f"returned {type(problems).__name__}, not a list")
 
@@ -249,6 +267,56 @@ def asan_environment() -> dict[str, str]:
             "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"}
 
 
+def mutate_region(data: bytes, max_size: int, seed: int) -> bytes:
+    """libFuzzer's custom mutator for ``--region``: a Tachyon file with its sample region
+    mutated (raw, the table offsets moved by the change in length), or *data* mutated whole
+    when it is not a readable Tachyon file of the current layout."""
+    import atheris
+
+    from tachyon_format.errors import FormatError
+    from tachyon_format.formats.tachyon.file import open_file
+    from tachyon_format.schema import tachyon_plain as plain
+
+    try:
+        meta = open_file(data, tables=False)
+        region = bytes(meta.region()) if meta.layout == "L3" else None
+    except FormatError:
+        region = None
+    if region is None:
+        return atheris.Mutate(data, max_size)
+    start, end = meta.region_span
+    rest = bytes(data[end:])
+    mutated = atheris.Mutate(region, max(len(region) + 64, max_size - start - len(rest)))
+    head = bytearray(data[:start])
+    endian = "little" if meta.order == "<" else "big"
+    for name in ("string_table_offset", "frame_table_offset"):
+        at = plain.HEADER.offset(name)
+        moved = int.from_bytes(head[at : at + 8], endian) + len(mutated) - (end - start)
+        head[at : at + 8] = moved.to_bytes(8, endian)
+    at = plain.HEADER.offset("compression")
+    head[at : at + 4] = bytes(4)  # raw: the mutated bytes are the region as written
+    return bytes(head) + mutated + rest
+
+
+def blind_mutator(corpus: Path, mutate: Callable | None) -> Callable[[bytes, int, int], bytes]:
+    """The mutator of ``--no-coverage``: each input is one to four mutations of a seed of
+    *corpus* chosen by libFuzzer's random seed (with *mutate*, else libFuzzer's own). Without
+    coverage libFuzzer keeps no input of its corpus as interesting (it would go on mutating a
+    single empty input), so the seeds are held here."""
+    import atheris
+
+    seeds = [p.read_bytes() for p in sorted(corpus.iterdir()) if p.is_file()] or [b""]
+    step = mutate or (lambda data, max_size, seed: atheris.Mutate(data, max_size))
+
+    def blind(data: bytes, max_size: int, seed: int) -> bytes:
+        out = seeds[seed % len(seeds)][:max_size]
+        for k in range(1 + (seed >> 8) % 4):
+            out = step(out, max_size, seed + k)
+        return out
+
+    return blind
+
+
 def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
     import atheris
 
@@ -268,12 +336,13 @@ def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
     formats = args.formats.split(",") if args.formats else None
     crash_dir = Path(args.crash_dir)
     stats_file = Path(args.stats_file)
-    state = {"runs": 0, "crashes": 0, "written": time.monotonic()}
+    state = {"runs": 0, "crashes": 0, "read": 0, "written": time.monotonic()}
+    last = next((int(a[6:]) for a in libfuzzer_argv if a.startswith("-runs=")), -1)
 
     def one_input(data: bytes) -> None:
         state["runs"] += 1
         try:
-            exercise(data, args.max_seconds, formats)
+            state["read"] += exercise(data, args.max_seconds, formats)
         except Crash as crash:
             state["crashes"] += 1
             record_crash(crash, data, crash_dir)
@@ -283,11 +352,14 @@ def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
             state["crashes"] += 1
             record_crash(Crash("?", "?", exc), data, crash_dir)
         now = time.monotonic()
-        if now - state["written"] > 2:
+        if now - state["written"] > 2 or state["runs"] % 500 == 0 or state["runs"] == last:
             state["written"] = now
-            stats_file.write_text(json.dumps({k: state[k] for k in ("runs", "crashes")}))
+            stats_file.write_text(json.dumps({k: state[k] for k in ("runs", "crashes", "read")}))
 
-    atheris.Setup([sys.argv[0], *libfuzzer_argv], one_input)
+    mutate = mutate_region if args.region else None
+    if not args.coverage:
+        mutate = blind_mutator(Path(libfuzzer_argv[-1]), mutate)
+    atheris.Setup([sys.argv[0], *libfuzzer_argv], one_input, custom_mutator=mutate)
     atheris.Fuzz()
 
 
@@ -301,7 +373,7 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
     """Seed the corpus, run ``--jobs`` workers (each restarted, up to ``--restarts`` times,
     when libFuzzer stops it on a hard timeout or memory limit), print the summary."""
     corpus = Path(args.corpus) if args.corpus else Path(tempfile.mkdtemp(prefix="fuzz-corpus-"))
-    num_seeds = write_seed_corpus(corpus)
+    num_seeds = write_seed_corpus(corpus, args.formats.split(",") if args.formats else None)
     crash_dir = Path(args.crash_dir)
     crash_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="fuzz-run-"))
@@ -328,6 +400,7 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
                        "--max-seconds", str(args.max_seconds), "--formats", args.formats,
                        *(["--stop-on-crash"] if args.stop_on_crash else []),
                        *([] if args.coverage else ["--no-coverage"]),
+                       *(["--region"] if args.region else []),
                        *(["--asan-walk", args.asan_walk] if args.asan_walk else []), "--",
                        f"-runs={per_job[k] - done[k]}", f"-seed={args.seed + k + 1000 * attempt}",
                        f"-max_len={args.max_len}", f"-timeout={args.hard_timeout}",
@@ -360,11 +433,14 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
     seconds = time.monotonic() - started
     total = sum(done)
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    sampled = [json.loads(p.read_text()) for p in scratch.glob("worker-*.json")]
+    read_share = (sum(s.get("read", 0) for s in sampled)
+                  / max(1, sum(s["runs"] for s in sampled)))
     crashes = sorted(p.name for p in crash_dir.glob("*.input"))
     print(f"fuzzed {total} inputs in {seconds:.0f} s ({total / max(seconds, 1e-9):.0f}/s "
           f"over {args.jobs} worker(s)); peak memory {peak_mb:.0f} MiB (largest worker RSS); "
           f"{len(crashes)} crash input(s), {len(stops)} worker stop(s); crashes in "
-          f"{crash_dir}", flush=True)
+          f"{crash_dir}; {read_share:.0%} of the inputs got to the samples", flush=True)
     for name in crashes:
         print(f"  {name}")
     if not args.corpus:
@@ -463,6 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--asan", action="store_true", help="fuzz the compiled record walk "
                         "built with AddressSanitizer (needs gcc)")
     parser.add_argument("--asan-walk", help=argparse.SUPPRESS)
+    parser.add_argument("--region", action="store_true", help="Tachyon: mutate only the "
+                        "sample region, keeping the rest of the file valid (every input "
+                        "reaches the record walk)")
     parser.add_argument("--replay", type=Path, help="run one input and show its traceback")
     parser.add_argument("--minimize", type=Path, help="shrink one crash input")
     parser.add_argument("--out", type=Path, help="where --minimize writes (default: .min)")

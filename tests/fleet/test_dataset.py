@@ -181,3 +181,21 @@ def test_a_stack_without_its_dictionary_entry_is_a_format_error(tmp_path):
     pq.write_table(stacks.slice(0, len(stacks) // 2), part)  # half the nodes lost
     with pytest.raises(tachyon_format.FormatError, match="no dictionary entry"):
         read_back(tmp_path / "ds", row)
+
+
+def test_a_value_beyond_an_int64_column_is_refused_by_name(tmp_path):
+    """A Tachyon run of 1e300 s (any finite duration is valid) has more nanoseconds than
+    the dataset's int64 column holds: the file is refused, naming the column, and nothing
+    is added."""
+    import struct
+
+    from tests.helpers.paths import DATA_DIR
+
+    data = bytearray((DATA_DIR / "threads_wall_zstd.bin").read_bytes())
+    at = len(data) - 32 - 56  # the statistics block: duration_sec first
+    data[at : at + 8] = struct.pack("<d", 1e300)
+    path = tmp_path / "long.bin"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="duration_ns is an int64"):
+        dataset.add(tmp_path / "ds", [path])
+    assert not list((tmp_path / "ds").rglob("*.parquet"))

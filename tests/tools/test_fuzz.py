@@ -100,11 +100,28 @@ def test_a_short_fuzzing_run_finds_no_crash(tmp_path):
          "--progress", "0", "--max-mb", "3072"],
         capture_output=True, text=True, timeout=170, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
-    summary = re.search(r"fuzzed (\d+) inputs in (\d+) s .* peak memory (\d+) MiB", result.stdout)
+    summary = re.search(r"fuzzed (\d+) inputs in (\d+) s .* peak memory (\d+) MiB.*; "
+                        r"(\d+)% of the inputs got to the samples", result.stdout)
     assert summary, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout + result.stderr
     assert int(summary[1]) >= 4000
+    # the seeds themselves are mutated (not one empty input, as libFuzzer does without
+    # coverage): some of the mutants still read
+    assert int(summary[4]) >= 5, result.stdout
     assert not list((tmp_path / "crashes").glob("*"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
+                    reason="atheris is not installed (pip install atheris)")
+def test_region_fuzzing_gets_every_input_to_the_record_walk(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(TOOLS / "fuzz.py"), "--runs", "300", "--no-coverage", "--region",
+         "--formats", "tachyon", "--crash-dir", str(tmp_path / "crashes"), "--progress", "0"],
+        capture_output=True, text=True, timeout=170, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    share = re.search(r"(\d+)% of the inputs got to the samples", result.stdout)
+    assert share and int(share[1]) >= 90, result.stdout
 
 
 PAGE = REPO / "docs" / "fuzzing.md"

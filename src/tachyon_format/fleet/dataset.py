@@ -294,6 +294,10 @@ def _profile_row(profile_id: str, name: str, source, format: str | None,
         "added_ns": time.time_ns(),
         "info": json.dumps(facts, default=str, sort_keys=True) if facts is not None else None,
     }
+    for field in ("period", "time_ns", "duration_ns"):  # int64 columns: refused, never cut
+        if row[field] is not None and not -(1 << 63) <= row[field] < 1 << 63:
+            raise ValueError(f"the dataset's {field} is an int64, and this profile's "
+                             f"{row[field]} does not fit")
     return pa.Table.from_pylist([row], schema=layout.PROFILES)
 
 

@@ -205,3 +205,25 @@ def test_read_in_a_forked_child_after_the_parent_used_the_helper_thread():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the child's read() hung")
+
+
+def test_a_run_longer_than_a_float_of_nanoseconds_keeps_its_exact_duration(tmp_path):
+    """Found by fuzzing: a statistics block's duration is any finite float, and 1e300 s
+    overflowed ``duration * 1e9``. The model keeps the exact nanoseconds; pprof, whose
+    duration is an int64, refuses it by name rather than cut it."""
+    import struct
+    from fractions import Fraction
+
+    data = bytearray((DATA / "threads_wall_zstd.bin").read_bytes())
+    at = len(data) - 32 - 56  # the statistics block: duration_sec first
+    assert data[at + 40 : at + 48] == b"TACHSTAT"
+    data[at : at + 8] = struct.pack("<d", 1e300)
+    exact = round(Fraction(1e300) * 10**9)
+    assert tachyon_format.info(bytes(data))["duration_sec"] == 1e300
+    assert tachyon_format.read(bytes(data)).meta.duration_ns == exact
+    assert tachyon_format.read(bytes(data), aggregate=True).meta.duration_ns == exact
+    assert all(b.meta.duration_ns == exact for b in tachyon_format.iter_batches(bytes(data)))
+    profile = tachyon_format.read(bytes(data))
+    with pytest.raises(ValueError, match="duration_nanos"):
+        tachyon_format.write(profile, tmp_path / "out.pb.gz")
+    tachyon_format.write(profile, tmp_path / "out.collapsed")  # formats without a duration

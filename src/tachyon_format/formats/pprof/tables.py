@@ -237,9 +237,9 @@ def encode_head(profile: Profile, facts: PprofFacts | None, strings: StringTable
     if meta.period_type is not None:
         out.period_type.type = strings.add(meta.period_type.type)
         out.period_type.unit = strings.add(meta.period_type.unit)
-    out.period = int(meta.period)
-    out.time_nanos = int(meta.time_ns or 0)
-    out.duration_nanos = int(meta.duration_ns or 0)
+    out.period = _int64(meta.period, "period")
+    out.time_nanos = _int64(meta.time_ns or 0, "time_nanos")
+    out.duration_nanos = _int64(meta.duration_ns or 0, "duration_nanos")
     default = overrides.get("default_sample_type") or meta.default_sample_type
     if default:
         out.default_sample_type = strings.add(default)
@@ -256,3 +256,12 @@ def encode_head(profile: Profile, facts: PprofFacts | None, strings: StringTable
         out.comment.extend(int(i) for i in strings.rows(of["comment"]))
     return out.SerializeToString()
 
+
+def _int64(value: int, field: str) -> int:
+    """*value* for one of pprof's int64 fields; a ValueError naming the field if it does not
+    fit (never a value silently cut)."""
+    value = int(value)
+    if not -(1 << 63) <= value < 1 << 63:
+        raise ValueError(f"pprof cannot hold this profile's {field}: {value} does not fit "
+                         "its int64")
+    return value

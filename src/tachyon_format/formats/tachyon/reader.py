@@ -263,8 +263,19 @@ def meta_of(info: dict) -> Meta:
     return Meta(
         period_type=ValueType(_MODE_NAMES.get(info.get("mode"), "wall"), "nanoseconds"),
         period=int(info["sample_interval_us"]) * 1000,
-        duration_ns=None if duration is None else round(duration * 1e9),
+        duration_ns=None if duration is None else _nanoseconds(duration),
     )
+
+
+def _nanoseconds(seconds: float) -> int:
+    """*seconds* (finite, as the statistics block's rules require) in whole nanoseconds,
+    exactly even where ``seconds * 1e9`` overflows a float (above about 1.8e299 s)."""
+    ns = seconds * 1e9
+    if ns != float("inf"):
+        return round(ns)
+    from fractions import Fraction
+
+    return round(Fraction(seconds) * 10**9)
 
 
 def _take(
