@@ -38,6 +38,10 @@ _header_at = plain.HEADER.offset  # where a header field lies, for the errors th
 KEEP_REGION = 16 << 20
 """A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
 a larger one is decompressed again as it is decoded (memory stays bounded)."""
+KEEP_READ_REGION = 64 << 20
+"""The same for a reader that decodes the whole region (``keep_region``): kept up to this
+size, so that it is decompressed once; beyond it, memory stays bounded (a hostile file's
+region of a gigabyte, of which one record is decoded before an error, is never held)."""
 
 @dataclass
 class TachyonFile:
@@ -144,9 +148,9 @@ class TachyonFile:
                                    file_offset=start)
         return memoryview(self.data)[start:end]
 
-    def region_size(self) -> int:
+    def region_size(self, keep: int = KEEP_REGION) -> int:
         """Bytes in the logical sample region. For zstd this decompresses the region once
-        (keeping it if small, :data:`KEEP_REGION`), so that every zstd error and the size cap
+        (keeping it if at most *keep* bytes), so that every zstd error and the size cap
         come before any record is decoded, as in CPython's reader, and record counts can be
         checked against the bytes really left (docs/format/limits.md)."""
         if self._region_size is None:
@@ -158,7 +162,7 @@ class TachyonFile:
             else:
                 self._region_size, kept = zstd.decompressed_size(
                     memoryview(self.data)[start:end], limit=self.max_region_size,
-                    file_offset=start, keep=KEEP_REGION)
+                    file_offset=start, keep=keep)
                 self._region = kept
         return self._region_size
 
@@ -216,8 +220,9 @@ def open_file(
     ``tables=False`` skips that and leaves the string and frame tables (and their count
     checks) for :meth:`TachyonFile.load_tables` or :meth:`TachyonFile.check_table_counts`:
     O(1) in the file size. ``legacy_layouts=False`` refuses the pre-release layouts L1/L2,
-    as CPython does. ``keep_region``: keep the decompressed region (for a reader that
-    needs all of it: decompressed once, not once for its size and again for its records).
+    as CPython does. ``keep_region``: keep the decompressed region up to
+    :data:`KEEP_READ_REGION` (for a reader that decodes all of it: decompressed once, not
+    once for its size and again for its records).
     """
     data, name, mapping = _load(source)
     try:
@@ -225,9 +230,8 @@ def open_file(
         meta.name, meta.mapping = name, mapping
         meta.max_region_size = max_region_size
         if tables:
-            if keep_region:
-                meta.load_region()
-            meta.region_size()  # zstd: CPython decompresses (check 14) before the tables
+            # zstd: CPython decompresses (check 14) before the tables
+            meta.region_size(KEEP_READ_REGION if keep_region else KEEP_REGION)
             meta.load_tables()
         return meta
     except BaseException:

@@ -74,7 +74,6 @@ def read(
     *engine*: the region's decoder, ``compiled`` or ``numpy`` (:func:`decoder_info
     <tachyon_format.decoder_info>`; by default the compiled walk where it was built)."""
     with _opened(source, max_region_size, keep_region=True) as meta:
-        meta.load_region()  # (decompressed once and kept: the columns are larger anyway)
         decoder = _decoder(meta, threads, aggregate, engine)
         if not aggregate:
             _check_declared_samples(meta, max_samples)
