@@ -26,6 +26,7 @@ from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder
 
 from . import zstd
+from .header_info import info_of
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats
@@ -105,22 +106,8 @@ class TachyonFile:
 
     def info(self) -> dict[str, Any]:
         """Exactly the keys and values of CPython's ``BinaryReader.get_info()``."""
-        h = self.header
-        compression = h.compression - (1 << 32) if h.compression >= 1 << 31 else h.compression
-        return {
-            "version": h.format_version,
-            "python_version": (h.py_major, h.py_minor, h.py_micro),
-            "start_time_us": h.start_time_us,
-            "sample_interval_us": h.sample_interval_us,
-            "sample_count": h.sample_count,
-            "thread_count": h.thread_count,
-            "string_count": self.footer.string_count,
-            "frame_count": self.footer.frame_count,
-            "compression_type": compression,
-            **(self.stats.info() if self.stats else dict.fromkeys(STATS_KEYS)),
-            "mode": self.mode,
-            "capture_features": self.capture_features,
-        }
+        return info_of(self.header, self.footer,
+                       self.stats.info() if self.stats else dict.fromkeys(STATS_KEYS))
 
     # -- the sample region ----------------------------------------------------------------
     def iter_region(self, chunk_size: int = 4 << 20) -> Iterator[memoryview | bytes]:

@@ -64,6 +64,13 @@ def plain_info(source) -> dict[str, Any]:
     if (footer.string_count > (size - strings) // spec.MIN_STRING_SIZE
             or footer.frame_count > (size - frames) // spec.MIN_FRAME_SIZE):
         raise NotPlain
+    return info_of(h, footer, _stats(tail, order, size))
+
+
+def info_of(header, footer, stats: dict[str, float | None]) -> dict[str, Any]:
+    """``get_info()``'s dict, in its order, from the parsed header (of any layout: a legacy
+    one has no ``profiling_config``), footer and statistics values."""
+    h, config = header, getattr(header, "profiling_config", None)
     compression = h.compression
     return {
         "version": h.format_version,
@@ -75,9 +82,10 @@ def plain_info(source) -> dict[str, Any]:
         "string_count": footer.string_count,
         "frame_count": footer.frame_count,
         "compression_type": compression - (1 << 32) if compression >= 1 << 31 else compression,
-        **_stats(tail, order, size),
-        "mode": config.mode_plus_one - 1 if config.mode_plus_one else None,
-        "capture_features": config.capture_features if config.features_known else None,
+        **stats,
+        "mode": config.mode_plus_one - 1 if config and config.mode_plus_one else None,
+        "capture_features": (config.capture_features if config and config.features_known
+                             else None),
     }
 
 
