@@ -26,7 +26,7 @@ from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder
 
 from . import zstd
-from .header_info import info_of
+from .get_info import info_of
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats

@@ -19,6 +19,8 @@ from typing import Any
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
+from .get_info import info_of
+
 HEADER_SIZE, FOOTER_SIZE = spec.HEADER_SIZE, spec.FOOTER_SIZE
 STATS_SIZE = spec.STATS_SIZE
 MODE_NAMES = tuple(mode.name.lower() for mode in spec.ProfilingMode)
@@ -65,28 +67,6 @@ def plain_info(source) -> dict[str, Any]:
             or footer.frame_count > (size - frames) // spec.MIN_FRAME_SIZE):
         raise NotPlain
     return info_of(h, footer, _stats(tail, order, size))
-
-
-def info_of(header, footer, stats: dict[str, float | None]) -> dict[str, Any]:
-    """``get_info()``'s dict, in its order, from the parsed header (of any layout: a legacy
-    one has no ``profiling_config``), footer and statistics values."""
-    h, config = header, getattr(header, "profiling_config", None)
-    compression = h.compression
-    return {
-        "version": h.format_version,
-        "python_version": (h.py_major, h.py_minor, h.py_micro),
-        "start_time_us": h.start_time_us,
-        "sample_interval_us": h.sample_interval_us,
-        "sample_count": h.sample_count,
-        "thread_count": h.thread_count,
-        "string_count": footer.string_count,
-        "frame_count": footer.frame_count,
-        "compression_type": compression - (1 << 32) if compression >= 1 << 31 else compression,
-        **stats,
-        "mode": config.mode_plus_one - 1 if config and config.mode_plus_one else None,
-        "capture_features": (config.capture_features if config and config.features_known
-                             else None),
-    }
 
 
 def _ends(source) -> tuple[bytes, bytes, int]:
