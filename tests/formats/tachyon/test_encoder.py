@@ -245,13 +245,17 @@ def test_pending_repeats_flush_in_first_appearance_order():
                    (2, REPEAT, 1)]
 
 
-@pytest.mark.parametrize(("step", "first"), [(1, 8187), (200, 5458)])
-def test_a_long_repeat_splits_where_the_buffer_fills(step, first):
+@pytest.mark.parametrize(("first", "step", "count"), [(1, 1, 8187), (200, 200, 5458),
+                                                    (200, 1, 8187)])
+def test_a_long_repeat_splits_where_the_buffer_fills(first, step, count):
     """16 KiB of pending entries at most, with room for one of 11 bytes: 8187 entries of 2
-    bytes (5458 of 3) per REPEAT, as CPython splits them."""
-    samples = [Sample(1, 0, (3,), step * k, 0) for k in range(1, 2 * first + 10)]
-    got = [(r[2], len(r[4])) for r in records_of(encode(samples))]
-    assert got == [(FULL, 1), (REPEAT, first), (REPEAT, first), (REPEAT, 8)]
+    bytes (5458 of 3) per REPEAT, as CPython splits them; an entry that brings the buffer to
+    exactly 16384 - 11 bytes still goes in (the third case)."""
+    clock = np.cumsum([5, first] + [step] * 17000).tolist()
+    samples = [Sample(1, 0, (3,), t, 0) for t in clock]
+    got = records_of(encode(samples))
+    assert [(r[2], len(r[4])) for r in got[:2]] == [(FULL, 1), (REPEAT, count)]
+    assert got == choose(samples)
 
 
 @settings(SETTINGS, max_examples=30)

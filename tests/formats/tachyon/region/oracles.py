@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon.encoder import RegionStream, SampleEncoder, uleb128
+from tachyon_format.formats.tachyon.region.layout import ENCODING_AT, MAX_STACK_DEPTH, SUFFIX
 from tachyon_format.formats.tachyon.region.records import RecordBatch, RegionFacts
 from tachyon_format.formats.tachyon.region.scan import Incomplete, Record, scan_record
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
@@ -130,6 +131,20 @@ def scan_records(region: bytes, start: int = 0, stop: int | None = None, *,
         out.append(rec)
         pos = rec.end
     return out, None
+
+
+def read_one(region: bytes, offset: int, order: str = "<") -> Record | None:
+    """The record at *offset* read for its syntax alone (a record that fails the threads'
+    checks, in the state before it): its thread new, a SUFFIX's thread as deep as can be,
+    any other thread empty; None if its syntax is bad."""
+    deep = region[offset + ENCODING_AT] == SUFFIX
+    facts = permissive_facts(order)
+    try:
+        return scan_record(bytes(region), offset, len(region), final=True, facts=facts,
+                           threads=ThreadTable(facts.thread_count, 0),
+                           depth_of=lambda row: MAX_STACK_DEPTH if deep else 0, base=0)
+    except FormatError:
+        return None
 
 
 def is_state_error(exc: FormatError | None) -> bool:
