@@ -53,6 +53,7 @@ from .region.oracles import (
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
+ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
 INT32 = st.integers(-(2**31), 2**31 - 1)
 
 
@@ -184,7 +185,7 @@ def records_of(region: bytes, order: str = "<") -> list[tuple]:
     return [(r.thread_id, r.interpreter_id, r.encoding, *record_row(r)[4:]) for r in recs]
 
 
-@SETTINGS
+@ENCODED
 @given(thread_samples(statuses=st.integers(0, 255)), st.sampled_from(["<", ">"]))
 def test_records_are_cpythons_choice_and_decode_to_the_samples(samples, order):
     region = encode(samples, order=order)

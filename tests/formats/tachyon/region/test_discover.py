@@ -34,6 +34,7 @@ from .oracles import (
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
+ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
 THREAD_IDS = [1, 2, 0x7FFF12345678, U64]  # those of the random regions (helpers.record)
 
 
@@ -288,7 +289,7 @@ def test_random_regions_give_the_sequential_records(region, data):
         assert (found.cut, found.reason) == (error.offset, "scalar")
 
 
-@SETTINGS
+@ENCODED
 @given(thread_samples(), st.sampled_from(["<", ">"]), st.data())
 def test_encoder_regions_in_any_window(samples, order, data):
     """What the encoder writes: discovery finds every record at once; from any record
