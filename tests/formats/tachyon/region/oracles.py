@@ -18,7 +18,6 @@ from tachyon_format.formats.tachyon.region.scan import Incomplete, Record, scan_
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
 from tests.helpers.models import U64
 
-U32 = 2**32 - 1
 NUM_FRAMES = 48  # frame indices the random stacks use: 0 .. NUM_FRAMES - 1
 # the errors that need the threads' state (commit's checks); the others are syntax (discover's)
 STATE_ERRORS = ("Shared count ", "Final stack depth ", "Invalid frame index",
