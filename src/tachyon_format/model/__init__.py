@@ -12,6 +12,7 @@ from .profile import (
 )
 from .stacks import Stacks, StackTuples
 from .strings import Strings
+from .thread_status import ThreadStatus
 
 __all__ = [
     "SAMPLES_COUNT",
@@ -23,6 +24,7 @@ __all__ = [
     "StackTuples",
     "Stacks",
     "Strings",
+    "ThreadStatus",
     "Threads",
     "ValueType",
 ]

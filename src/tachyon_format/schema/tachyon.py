@@ -31,6 +31,10 @@ import functools
 import construct as cs
 from construct import this
 
+# what the status byte's bits mean belongs to the model (every format with thread states
+# shares it); imported here for the spec page of the sample region
+from tachyon_format.model.thread_status import ThreadStatus  # noqa: F401
+
 from .primitives import (
     ULEB128,
     ULEB128_U32,
@@ -63,7 +67,6 @@ from .tachyon_values import (  # noqa: F401 (spec.X for every user of the schema
     Compression,
     Encoding,
     ProfilingMode,
-    ThreadStatus,
     byte_order,
 )
 

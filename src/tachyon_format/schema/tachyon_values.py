@@ -66,17 +66,6 @@ class CaptureFeature(enum.IntFlag):
     BLOCKING = 1 << 4
 
 
-class ThreadStatus(enum.IntFlag):
-    """The status byte of a sample (``_remote_debugging.THREAD_STATUS_*``); bits 6-7 unused."""
-
-    HAS_GIL = 1 << 0
-    ON_CPU = 1 << 1
-    UNKNOWN = 1 << 2
-    GIL_REQUESTED = 1 << 3
-    HAS_EXCEPTION = 1 << 4
-    MAIN_THREAD = 1 << 5
-
-
 def byte_order(head: bytes) -> ByteOrder | None:
     """Byte order of a Tachyon file from its first 4 bytes, or None if the magic is wrong."""
     return _MAGIC_BYTES.get(bytes(head[:4]))
@@ -84,3 +73,14 @@ def byte_order(head: bytes) -> ByteOrder | None:
 
 _MAGIC_BYTES: dict[bytes, ByteOrder] = {MAGIC.to_bytes(4, "little"): "<",
                                         MAGIC.to_bytes(4, "big"): ">"}
+
+
+def __getattr__(name: str):
+    # ThreadStatus moved to the model (tachyon_format.model.thread_status; issue 19): this
+    # keeps the old name working, loaded on first use so that the fast readers stay light,
+    # until its last importer (formats/pprof/labels.py) takes it from the model.
+    if name == "ThreadStatus":
+        from tachyon_format.model.thread_status import ThreadStatus
+
+        return ThreadStatus
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
