@@ -244,7 +244,8 @@ def record(order: ByteOrder) -> cs.Construct:
 
 
 # Older layouts, all labelled format_version 1 (docs/format/layout-history.md#layouts). CPython
-# 3.15.2 rejects them; the codec reads them by sniffing (see ``tachyon_format.codec.layout``).
+# 3.15.2 rejects them; this library's reader tells them apart by their offsets (``open_file``
+# in ``tachyon_format.formats.tachyon.file``).
 
 
 @functools.cache
