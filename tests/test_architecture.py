@@ -255,7 +255,7 @@ def schema_format(name: str) -> str | None:
 
 
 SCHEMA_IMPORTS_ALLOWED = {
-    # pprof/ is being rewritten: its labels take ThreadStatus from the model there
+    # ThreadStatus is the model's now: pprof's labels are to take it from there
     ("tachyon_format.formats.pprof.labels", "tachyon_format.schema.tachyon_values"),
 }
 """Known debts (issue 19), each to be taken out with the change that pays it."""
@@ -306,7 +306,7 @@ def test_the_status_bits_are_the_model_s():
 
 
 PRIVATE_MODULES_ALLOWED = {
-    # fleet/ is being rewritten to call the public verbs (issue 19)
+    # the fleet is to call the public verbs (tachyon_format.read...), not _api's
     ("tachyon_format.fleet.dataset", "tachyon_format._api"),
     ("tachyon_format.fleet.cluster", "tachyon_format._api"),
 }
