@@ -67,7 +67,7 @@ UPWARD_IMPORTS_ALLOWED = {
 }
 """The schema documents the model's status bits (``ThreadStatus``, an enum and nothing
 else: see :func:`test_the_status_bits_are_the_model_s`); ``tachyon_values`` still hands the
-name on, loaded on first use, to the importer listed in :data:`SCHEMA_IMPORTS_ALLOWED`."""
+name on to the importer listed in :data:`SCHEMA_IMPORTS_ALLOWED`."""
 REGION = "tachyon_format.formats.tachyon.region"
 NOT_FROM_REGION = tuple(f"tachyon_format.formats.tachyon.{m}"
                         for m in ("reader", "writer", "compat", "encoder", "file"))

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import enum
 
+# ThreadStatus is the model's (issue 19); the old name stays until its last importer here
+# (formats/pprof/labels.py) takes it from the model. (An enum only: no numpy comes with it.)
+from tachyon_format.model.thread_status import ThreadStatus  # noqa: F401
+
 from .plain import ByteOrder
 
 MAGIC = 0x54414348
@@ -73,14 +77,3 @@ def byte_order(head: bytes) -> ByteOrder | None:
 
 _MAGIC_BYTES: dict[bytes, ByteOrder] = {MAGIC.to_bytes(4, "little"): "<",
                                         MAGIC.to_bytes(4, "big"): ">"}
-
-
-def __getattr__(name: str):
-    # ThreadStatus moved to the model (tachyon_format.model.thread_status; issue 19): this
-    # keeps the old name working, loaded on first use so that the fast readers stay light,
-    # until its last importer (formats/pprof/labels.py) takes it from the model.
-    if name == "ThreadStatus":
-        from tachyon_format.model.thread_status import ThreadStatus
-
-        return ThreadStatus
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
