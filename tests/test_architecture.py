@@ -5,9 +5,17 @@
   -> schema``; a module may import its own part and lower layers, never a part of its own
   layer or above (so ``render`` and ``formats`` know nothing of each other).
 * ``kernels/`` know nothing of any format: they import numpy, each other and the format-free
-  primitives of ``schema/primitives.py`` and ``schema/leb128.py`` only. ``model/`` imports only itself and the kernels.
+  primitives of ``schema/primitives.py`` and ``schema/leb128.py`` only. ``model/`` imports
+  only itself and the kernels.
 * ``formats/tachyon/region/`` never imports the file-level reader, writer or compat layers, and
   its reference decoder (``scan.py``) stands alone.
+* A format imports no other format: what two share lives in ``formats/sources.py``, the model
+  or ``kernels/``. A format reads only its own schema and the format-free ones, and what is
+  not one format's (``render/``, ``analysis/``) reads no format's schema: a pprof write must
+  not load the Tachyon schema for what the model's ``status`` column means.
+* A private module (``_api``) is imported only from its own package: the command line and
+  ``fleet/`` go through the public verbs. The command line reaches into no format's package
+  and takes from ``tachyon_format`` only the names it exports.
 * No import cycle anywhere (imports inside functions and under ``TYPE_CHECKING`` count).
 * No module reads another object's private attributes (``x._name`` but for self and cls,
   and a NamedTuple's ``_replace``...).
@@ -53,6 +61,13 @@ ONLY = {
                  "tachyon_format.errors"),
 }
 """Parts that may import only these (beyond numpy and the standard library)."""
+UPWARD_IMPORTS_ALLOWED = {
+    ("tachyon_format.schema.tachyon", "tachyon_format.model.thread_status"),
+    ("tachyon_format.schema.tachyon_values", "tachyon_format.model.thread_status"),
+}
+"""The schema documents the model's status bits (``ThreadStatus``, an enum and nothing
+else: see :func:`test_the_status_bits_are_the_model_s`); ``tachyon_values`` still hands the
+name on to the importer listed in :data:`SCHEMA_IMPORTS_ALLOWED`."""
 REGION = "tachyon_format.formats.tachyon.region"
 NOT_FROM_REGION = tuple(f"tachyon_format.formats.tachyon.{m}"
                         for m in ("reader", "writer", "compat", "encoder", "file"))
@@ -99,7 +114,8 @@ def part(name: str) -> str:
 def upward_imports(graph: dict[str, set[str]], name: str) -> list[str]:
     here = part(name)
     wrong = {target for target in graph[name]
-             if part(target) != here and LAYER[part(target)] >= LAYER[here]}
+             if part(target) != here and LAYER[part(target)] >= LAYER[here]
+             and (name, target) not in UPWARD_IMPORTS_ALLOWED}
     if here in ONLY:
         wrong |= {target for target in graph[name] if not target.startswith(ONLY[here])}
     return sorted(wrong)
@@ -215,3 +231,159 @@ def test_modules_stay_short_or_say_why(name):
     if lines > MAX_LINES:
         doc = ast.get_docstring(ast.parse(text)) or ""
         assert f"over {MAX_LINES} lines" in doc.lower(), f"{name}: {lines} lines"
+
+
+FORMATS_SHARED = ("tachyon_format.formats", "tachyon_format.formats.sources")
+"""The parts of ``formats/`` that belong to no one format (the registry, the sources)."""
+
+
+def format_of(name: str) -> str | None:
+    """The format a module of ``formats/<format>/`` belongs to; None elsewhere."""
+    parts = name.split(".")
+    if len(parts) < 3 or parts[1] != "formats" or name in FORMATS_SHARED:
+        return None
+    return parts[2]
+
+
+def schema_format(name: str) -> str | None:
+    """The format a schema module declares (``schema/pprof_wire.py``: pprof); None for the
+    format-free ones (primitives, LEB128, the plain-struct helpers, CPython's opcodes)."""
+    if not name.startswith("tachyon_format.schema."):
+        return None
+    stem = name.split(".")[2]
+    return next((f for f in ("tachyon", "pprof", "gperftools") if stem.startswith(f)), None)
+
+
+SCHEMA_IMPORTS_ALLOWED = {
+    # ThreadStatus is the model's now: pprof's labels are to take it from there
+    ("tachyon_format.formats.pprof.labels", "tachyon_format.schema.tachyon_values"),
+}
+"""Known debts (issue 19), each to be taken out with the change that pays it."""
+
+
+def other_formats(graph: dict[str, set[str]], name: str) -> list[str]:
+    """What *name* imports of another format's modules or schema."""
+    mine = format_of(name)
+    neutral = part(name) in ("render", "analysis", "model", "kernels")
+    if mine is None and not neutral:
+        return []
+    return sorted(target for target in graph[name]
+                  if (mine is not None and format_of(target) not in (None, mine))
+                  or (schema_format(target) not in (None, mine)
+                      and (name, target) not in SCHEMA_IMPORTS_ALLOWED))
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_a_format_imports_no_other_format(name):
+    assert not other_formats(GRAPH, name), f"{name} imports {other_formats(GRAPH, name)}"
+
+
+def test_the_format_check_catches_a_format_reaching_into_another():
+    made_up = {"tachyon_format.formats.gecko.writer": {"tachyon_format.formats.jsonl.view",
+                                                       "tachyon_format.formats.sources",
+                                                       "tachyon_format.formats.gecko.tables"},
+               "tachyon_format.formats.pprof.writer": {"tachyon_format.schema.tachyon_values",
+                                                       "tachyon_format.schema.pprof",
+                                                       "tachyon_format.schema.leb128"},
+               "tachyon_format.render.timeline": {"tachyon_format.schema.tachyon"}}
+    assert other_formats(made_up, "tachyon_format.formats.gecko.writer") == [
+        "tachyon_format.formats.jsonl.view"]
+    assert other_formats(made_up, "tachyon_format.formats.pprof.writer") == [
+        "tachyon_format.schema.tachyon_values"]
+    assert other_formats(made_up, "tachyon_format.render.timeline") == [
+        "tachyon_format.schema.tachyon"]
+
+
+def test_the_status_bits_are_the_model_s():
+    """``ThreadStatus`` is declared once, in the model, by a module that imports nothing of
+    the package (the schema may import it without loading the model's numpy columns... or
+    anything else of the model's)."""
+    declared = [name for name, path in MODULES.items()
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ClassDef) and node.name == "ThreadStatus"]
+    assert declared == ["tachyon_format.model.thread_status"]
+    assert not GRAPH["tachyon_format.model.thread_status"]
+
+
+PRIVATE_MODULES_ALLOWED = {
+    # the fleet is to call the public verbs (tachyon_format.read...), not _api's
+    ("tachyon_format.fleet.dataset", "tachyon_format._api"),
+    ("tachyon_format.fleet.cluster", "tachyon_format._api"),
+}
+"""Known debts (issue 19), each to be taken out with the change that pays it."""
+
+
+def private_module_imports(graph: dict[str, set[str]], name: str) -> list[str]:
+    """Private modules (``_api``) that *name* imports from outside their own package: only
+    the package itself and its own modules may."""
+    wrong = []
+    for target in graph[name]:
+        home, _, leaf = target.rpartition(".")
+        if leaf.startswith("_") and not leaf.startswith("__"):
+            own = name == home or name.rpartition(".")[0] == home
+            if not own and (name, target) not in PRIVATE_MODULES_ALLOWED:
+                wrong.append(target)
+    return sorted(wrong)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_private_modules_stay_in_their_package(name):
+    assert not private_module_imports(GRAPH, name), (
+        f"{name} imports {private_module_imports(GRAPH, name)}")
+
+
+def test_the_private_module_check_catches_the_fleet_reaching_into_the_verbs():
+    made_up = {"tachyon_format.fleet.partials": {"tachyon_format._api", "tachyon_format"},
+               "tachyon_format": {"tachyon_format._api"},
+               "tachyon_format.formats.tachyon.region.walk": {
+                   "tachyon_format.formats.tachyon.region._cython_shadow"}}
+    assert private_module_imports(made_up, "tachyon_format.fleet.partials") == [
+        "tachyon_format._api"]
+    assert private_module_imports(made_up, "tachyon_format") == []
+    assert private_module_imports(made_up, "tachyon_format.formats.tachyon.region.walk") == []
+
+
+CLI = "tachyon_format.cli"
+
+
+def public_names() -> set[str]:
+    """What ``tachyon_format`` exports (its ``__all__``), and its public parts."""
+    tree = ast.parse((SRC / "__init__.py").read_text(encoding="utf-8"))
+    exported = next(ast.literal_eval(node.value) for node in tree.body
+                    if isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets))
+    parts = {p for p in LAYER if not p.startswith("_")} - {"__init__", "cli", "testing"}
+    return set(exported) | parts | {"__version__"}
+
+
+def cli_private_uses(text: str, targets: set[str]) -> list[str]:
+    """What a command-line module (its source *text*, the package modules it imports
+    *targets*) takes that is not public: a format's own modules, a private module, or a name
+    of ``tachyon_format`` that the package does not export."""
+    public = public_names()
+    wrong = [t for t in targets if format_of(t) is not None
+             or any(p.startswith("_") and not p.startswith("__") for p in t.split("."))]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module == PACKAGE and not node.level:
+            wrong += [a.name for a in node.names if a.name not in public]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and node.value.id == PACKAGE and node.attr not in public):
+            wrong.append(f"{PACKAGE}.{node.attr}")
+    return sorted(wrong)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith(CLI)))
+def test_the_command_line_uses_public_names_only(name):
+    wrong = cli_private_uses(MODULES[name].read_text(encoding="utf-8"), GRAPH[name])
+    assert not wrong, f"{name} uses {wrong}"
+
+
+def test_the_command_line_check_catches_a_reach_into_a_format():
+    text = ("import tachyon_format\n"
+            "from tachyon_format import read, iter_records\n"
+            "from tachyon_format.formats.tachyon.header_info import MODE_NAMES\n"
+            "tachyon_format.write(tachyon_format.read('a'), 'b')\n"
+            "tachyon_format._api.read('a')\n")
+    targets = {"tachyon_format", "tachyon_format.formats.tachyon.header_info"}
+    assert cli_private_uses(text, targets) == [
+        "iter_records", "tachyon_format._api", "tachyon_format.formats.tachyon.header_info"]

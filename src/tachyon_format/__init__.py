@@ -32,10 +32,10 @@ if TYPE_CHECKING:
         Stacks,
         Strings,
         Threads,
+        ThreadStatus,
         ValueType,
     )
     from .schema.opcodes import base_opcode, base_opcode_name, opcode_name
-    from .schema.tachyon_values import ThreadStatus
 
 __all__ = [
     "FORMATS",
@@ -72,8 +72,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(("Frames", "Mappings", "Meta", "Profile", "Samples", "Stacks", "Strings",
                      "Threads", "ValueType"), "model"),
+    "ThreadStatus": "model.thread_status",
     **dict.fromkeys(("base_opcode", "base_opcode_name", "opcode_name"), "schema.opcodes"),
-    "ThreadStatus": "schema.tachyon_values",
     "Writer": "formats.tachyon.writer",
     "decoder_info": "formats.tachyon.region.engines",
 }

@@ -16,7 +16,7 @@ import numpy as np
 
 from tachyon_format.model import Profile
 
-from .functions import function_table, stack_frames
+from .functions import function_table, grouped_stacks
 from .keys import By, fields_of
 from .table import Table
 
@@ -133,13 +133,13 @@ def diff_stacks(base: Profile, other: Profile, by: By = "function", *,
 def _stack_weights(profile: Profile, by: By, sample_type: str | None,
                    filter_internal: bool) -> dict[str, int]:
     """``{stack text: weight}``: Python once per distinct stack, never per sample."""
-    sf = stack_frames(profile, by, sample_type=sample_type, filter_internal=filter_internal)
+    gs = grouped_stacks(profile, by, sample_type=sample_type, filter_internal=filter_internal)
     fields = fields_of(by)
     key_text = [":".join(str(v) for v in row) for row in zip(
-        *(sf.keys.columns[f].tolist() for f in fields), strict=True)]
-    weight = np.bincount(sf.segment, sf.weight, minlength=sf.num_segments).astype(np.int64)
-    starts = np.searchsorted(sf.key_segment, np.arange(sf.num_segments + 1))
-    keys = sf.key.tolist()
+        *(gs.keys.columns[f].tolist() for f in fields), strict=True)]
+    weight = np.bincount(gs.segment, gs.weight, minlength=gs.num_segments).astype(np.int64)
+    starts = np.searchsorted(gs.key_segment, np.arange(gs.num_segments + 1))
+    keys = gs.key.tolist()
     out: dict[str, int] = {}
     for segment, (a, b) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist(),
                                          strict=True)):

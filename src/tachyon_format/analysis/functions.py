@@ -44,7 +44,7 @@ def sample_weights(profile: Profile, sample_type: str | None = None) -> npt.NDAr
 
 
 @dataclass(frozen=True)
-class StackFrames:
+class GroupedStacks:
     """The counted rows of a profile grouped per distinct (group, stack): ``groups`` (the
     group columns), ``segment`` (the row's distinct stack) and ``weight``; and the frames of
     the distinct stacks, innermost first: ``frame_row``, its ``key`` and ``key_segment``
@@ -60,8 +60,8 @@ class StackFrames:
     num_segments: int
 
 
-def stack_frames(profile: Profile, by: By = "function", *, per: tuple[str, ...] = (),
-                 sample_type: str | None = None, filter_internal: bool = True) -> StackFrames:
+def grouped_stacks(profile: Profile, by: By = "function", *, per: tuple[str, ...] = (),
+                   sample_type: str | None = None, filter_internal: bool = True) -> GroupedStacks:
     """Step 1 of every count: the profile reduced to its distinct (group, stack) rows."""
     samples = profile.samples
     columns: dict[str, np.ndarray] = {}
@@ -85,7 +85,7 @@ def stack_frames(profile: Profile, by: By = "function", *, per: tuple[str, ...] 
     if filter_internal:
         keep = ~internal_frames(profile)[frame_rows]
         frame_rows, key_segment = frame_rows[keep], key_segment[keep]
-    return StackFrames(grouped, segment.reshape(-1).astype(np.int64), weight,
+    return GroupedStacks(grouped, segment.reshape(-1).astype(np.int64), weight,
                        keys.key[frame_rows], key_segment, frame_rows, keys, int(distinct.size))
 
 
@@ -95,29 +95,29 @@ def function_table(profile: Profile, by: By = "function", *, per: str | tuple[st
     ``self`` and ``cumulative`` weights, sorted by ``self`` (largest first). ``total`` is
     the weight of every sample with a (non-empty) stack."""
     per = (per,) if isinstance(per, str) else tuple(per)
-    sf = stack_frames(profile, by, per=per, sample_type=sample_type,
-                      filter_internal=filter_internal)
+    gs = grouped_stacks(profile, by, per=per, sample_type=sample_type,
+                        filter_internal=filter_internal)
     # 1. The distinct keys of each distinct stack, and its innermost one.
-    pairs, _ = group_count({"segment": sf.key_segment, "key": sf.key})
-    innermost = np.full(sf.num_segments, -1, np.int64)
-    head = np.ones(sf.key.size, bool)
-    head[1:] = sf.key_segment[1:] != sf.key_segment[:-1]
-    innermost[sf.key_segment[head]] = sf.key[head]
+    pairs, _ = group_count({"segment": gs.key_segment, "key": gs.key})
+    innermost = np.full(gs.num_segments, -1, np.int64)
+    head = np.ones(gs.key.size, bool)
+    head[1:] = gs.key_segment[1:] != gs.key_segment[:-1]
+    innermost[gs.key_segment[head]] = gs.key[head]
     # 2. Every (row, distinct key of its stack) pair, with the row's weight.
-    start = np.searchsorted(pairs["segment"], np.arange(sf.num_segments + 1))
-    per_row = np.diff(start)[sf.segment]
-    row = np.repeat(np.arange(sf.segment.size), per_row)
+    start = np.searchsorted(pairs["segment"], np.arange(gs.num_segments + 1))
+    per_row = np.diff(start)[gs.segment]
+    row = np.repeat(np.arange(gs.segment.size), per_row)
     row_start = np.cumsum(per_row) - per_row
-    pair = start[sf.segment][row] + np.arange(row.size) - row_start[row]
+    pair = start[gs.segment][row] + np.arange(row.size) - row_start[row]
     key = pairs["key"][pair]
-    weight = sf.weight[row]
-    is_self = key == innermost[sf.segment[row]]
+    weight = gs.weight[row]
+    is_self = key == innermost[gs.segment[row]]
     # 3. Sums per (group, key).
-    columns = {**{name: c[row] for name, c in sf.groups.items()}, "key": key}
+    columns = {**{name: c[row] for name, c in gs.groups.items()}, "key": key}
     out, cumulative = group_count(columns, weight)
     _, self_weight = group_count(columns, np.where(is_self, weight, 0))
-    total = int(sf.weight[innermost[sf.segment] >= 0].sum())
-    table = _render(profile, sf.keys, out, {"self": self_weight, "cumulative": cumulative},
+    total = int(gs.weight[innermost[gs.segment] >= 0].sum())
+    table = _render(profile, gs.keys, out, {"self": self_weight, "cumulative": cumulative},
                     total, by)
     return table.sort(("self", "cumulative"))
 
@@ -152,23 +152,23 @@ def neighbours(profile: Profile, funcname: str, *, direction: str, by: By = "fun
     samples that go through each neighbour."""
     if direction not in ("callers", "callees"):
         raise ValueError("direction is 'callers' or 'callees'")
-    sf = stack_frames(profile, by, sample_type=sample_type, filter_internal=filter_internal)
+    gs = grouped_stacks(profile, by, sample_type=sample_type, filter_internal=filter_internal)
     target = _matching_frames(profile, funcname, filename)
-    frame_target = target[sf.frame_row]
-    same = sf.key_segment[1:] == sf.key_segment[:-1]  # adjacent frames of one stack
+    frame_target = target[gs.frame_row]
+    same = gs.key_segment[1:] == gs.key_segment[:-1]  # adjacent frames of one stack
     if direction == "callers":  # the frame outside (after) a target frame
         hit = frame_target[:-1] & same
-        neighbour, segment = sf.key[1:][hit], sf.key_segment[1:][hit]
+        neighbour, segment = gs.key[1:][hit], gs.key_segment[1:][hit]
     else:
         hit = frame_target[1:] & same
-        neighbour, segment = sf.key[:-1][hit], sf.key_segment[:-1][hit]
-    segment_weight = np.bincount(sf.segment, sf.weight, minlength=sf.num_segments)
+        neighbour, segment = gs.key[:-1][hit], gs.key_segment[:-1][hit]
+    segment_weight = np.bincount(gs.segment, gs.weight, minlength=gs.num_segments)
     pairs, _ = group_count({"segment": segment, "key": neighbour})
     out, count = group_count({"key": pairs["key"]},
                              segment_weight[pairs["segment"]].astype(np.int64))
-    through = np.unique(sf.key_segment[frame_target])
+    through = np.unique(gs.key_segment[frame_target])
     total = int(segment_weight[through].sum())
-    table = _render(profile, sf.keys, out, {"count": count}, total, by)
+    table = _render(profile, gs.keys, out, {"count": count}, total, by)
     return table.sort("count")
 
 

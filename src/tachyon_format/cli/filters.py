@@ -60,7 +60,7 @@ _interpreter_id = _id_of(32, "an interpreter id", "interpreter ids")
 
 
 def _statuses(text: str) -> int:
-    from tachyon_format.schema.tachyon_values import ThreadStatus
+    from tachyon_format import ThreadStatus
 
     bits = 0
     for name in filter(None, (part.strip().lower() for part in text.split(","))):

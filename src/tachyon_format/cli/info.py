@@ -82,17 +82,18 @@ def _threads(args: argparse.Namespace, path: str) -> int:
 
 def format_info(facts: dict) -> str:
     """A two-column, human-readable table of ``get_info()``."""
-    # (names without the schema's enums, whose module loads construct)
-    from tachyon_format.formats.tachyon.header_info import FEATURE_NAMES, MODE_NAMES
+    # (the spec's values from the construct-free module: `info` starts without construct)
+    from tachyon_format.schema.tachyon_values import CaptureFeature, ProfilingMode
 
     rows = []
     for key, value in facts.items():
         if key == "python_version":
             value = ".".join(map(str, value))
         elif key == "mode" and value is not None:
-            value = f"{MODE_NAMES[value]} ({value})"
+            names = {int(mode): mode.name.lower() for mode in ProfilingMode}
+            value = f"{names.get(value, 'unknown')} ({value})"
         elif key == "capture_features" and value is not None:
-            names = [name for bit, name in FEATURE_NAMES if value & bit]
+            names = [feature.name.lower() for feature in CaptureFeature if value & feature]
             value = f"{', '.join(names) or 'none'} ({value})"
         elif key == "compression_type":
             value = {0: "none (0)", 1: "zstd (1)"}.get(value, f"raw ({value})")

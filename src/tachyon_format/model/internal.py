@@ -3,8 +3,9 @@
 ``profiling.sampling`` samples itself while it starts the target (the frames of
 ``_sync_coordinator.py``); its collectors drop frames whose file ends with one of
 ``profiling.sampling.constants._INTERNAL_FRAME_SUFFIXES`` before counting a stack. Every
-writer that reproduces a CPython output (collapsed stacks, pstats, JSONL) and the analysis
-functions decide with :func:`internal_frames`, so that they agree.
+writer that reproduces a CPython output (collapsed stacks, pstats, JSONL, Gecko) and the
+analysis functions decide with :func:`internal_frames`, so that they agree;
+:func:`visible_stacks` gives the samples as CPython's stack collectors see them in ``replay``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .profile import Profile
+from .stacks import Stacks
 
 INTERNAL_FRAME_SUFFIXES = ("_sync_coordinator.py",)
 """CPython's ``_INTERNAL_FRAME_SUFFIXES``: files of the profiler itself."""
@@ -30,3 +32,13 @@ def internal_frames(profile: Profile) -> npt.NDArray[np.bool_]:
     internal = np.append(internal_strings(texts), False)  # (last: an index past the table)
     filename = np.minimum(profile.frames.filename.astype(np.int64), len(texts))
     return internal[filename]
+
+
+def visible_stacks(profile: Profile) -> tuple[Stacks, npt.NDArray[np.int32]]:
+    """The stack tree and each sample's stack id in it, with internal frames dropped (a
+    stack left empty is -1), as CPython's ``filter_internal_frames``. Vectorised over the
+    distinct stacks."""
+    drop = internal_frames(profile)
+    if not drop.any():
+        return profile.stacks, profile.samples.stack
+    return profile.stacks.without_frames(drop, profile.samples.stack)

@@ -19,9 +19,8 @@ from string import Template
 
 import numpy as np
 
-from tachyon_format.model import Profile
+from tachyon_format.model import Profile, ThreadStatus
 from tachyon_format.model.aggregate import group_count
-from tachyon_format.schema.tachyon_values import ThreadStatus
 
 from .page import asset, page, write_text
 

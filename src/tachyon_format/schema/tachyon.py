@@ -31,6 +31,10 @@ import functools
 import construct as cs
 from construct import this
 
+# what the status byte's bits mean belongs to the model (every format with thread states
+# shares it); imported here for the spec page of the sample region
+from tachyon_format.model.thread_status import ThreadStatus  # noqa: F401
+
 from .primitives import (
     ULEB128,
     ULEB128_U32,
@@ -63,7 +67,6 @@ from .tachyon_values import (  # noqa: F401 (spec.X for every user of the schema
     Compression,
     Encoding,
     ProfilingMode,
-    ThreadStatus,
     byte_order,
 )
 
@@ -241,7 +244,8 @@ def record(order: ByteOrder) -> cs.Construct:
 
 
 # Older layouts, all labelled format_version 1 (docs/format/layout-history.md#layouts). CPython
-# 3.15.2 rejects them; the codec reads them by sniffing (see ``tachyon_format.codec.layout``).
+# 3.15.2 rejects them; this library's reader tells them apart by their offsets (``open_file``
+# in ``tachyon_format.formats.tachyon.file``).
 
 
 @functools.cache

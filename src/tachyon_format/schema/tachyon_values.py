@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import enum
 
+# ThreadStatus is the model's (issue 19); the old name stays until its last importer here
+# (formats/pprof/labels.py) takes it from the model. (An enum only: no numpy comes with it.)
+from tachyon_format.model.thread_status import ThreadStatus  # noqa: F401
+
 from .plain import ByteOrder
 
 MAGIC = 0x54414348
@@ -64,17 +68,6 @@ class CaptureFeature(enum.IntFlag):
     GC = 1 << 2
     OPCODES = 1 << 3
     BLOCKING = 1 << 4
-
-
-class ThreadStatus(enum.IntFlag):
-    """The status byte of a sample (``_remote_debugging.THREAD_STATUS_*``); bits 6-7 unused."""
-
-    HAS_GIL = 1 << 0
-    ON_CPU = 1 << 1
-    UNKNOWN = 1 << 2
-    GIL_REQUESTED = 1 << 3
-    HAS_EXCEPTION = 1 << 4
-    MAIN_THREAD = 1 << 5
 
 
 def byte_order(head: bytes) -> ByteOrder | None:

@@ -22,8 +22,7 @@ import json
 
 import numpy as np
 
-from tachyon_format.model import Profile
-from tachyon_format.schema.tachyon_values import ThreadStatus
+from tachyon_format.model import Profile, ThreadStatus
 
 from ..sources import Destination, write_bytes
 from .slices import Timeline, interval_of, timeline

@@ -35,8 +35,8 @@ def interval_ms(times: npt.NDArray[np.float64],
     """``meta.interval``: the last sample's time over the number of samples when that time
     is positive (CPython's ``export``). Else the value its ``collect`` left: at each call
     after a call whose last time was positive, the time gained over the samples before.
-    *call_starts* are the first samples of replay's ``collect`` calls (:func:`call_starts`;
-    default: one call per sample); 1.0 if no call set it."""
+    *call_starts* are the first samples of replay's ``collect`` calls (a Tachyon file's
+    ``Records.replay_calls``; default: one call per sample); 1.0 if no call set it."""
     n = int(times.size)
     if n and times[-1] > 0:
         return float(times[-1]) / n
@@ -50,23 +50,3 @@ def interval_ms(times: npt.NDArray[np.float64],
         return 1.0
     c = int(set_at[-1])
     return (float(times[ends[c]]) - float(previous_last[c - 1])) / int(starts[c])
-
-
-def call_starts(first_sample: npt.NDArray[np.int64], status: npt.NDArray[np.integer],
-                batch_max: int) -> npt.NDArray[np.int64]:
-    """Vectorised: the first sample of each ``collect`` call CPython's replay makes for a
-    Tachyon file's records (record ``i`` holds samples ``first_sample[i]:first_sample[i+1]``):
-    one call per record, a REPEAT record's run cut where the status changes and every
-    *batch_max* samples of a run (any other record holds one sample)
-    (docs/format/reader.md#collector-calls)."""
-    n = int(status.size)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    head = np.zeros(n, bool)
-    head[np.asarray(first_sample, np.int64)[np.asarray(first_sample) < n]] = True
-    head[0] = True
-    head[1:] |= status[1:] != status[:-1]
-    run_start = np.flatnonzero(head)
-    position = np.arange(n) - np.repeat(run_start, np.diff(np.r_[run_start, n]))
-    head |= position % batch_max == 0
-    return np.flatnonzero(head)

@@ -5,8 +5,9 @@ Firefox Profiler.
 The Gecko profile is a timeline: every sample keeps its time, so the profile must have
 per-sample timestamps and one sample per row. Steps:
 
-1. The samples as CPython's collector sees them (``collector_view``): profiler-internal
-   frames dropped; a sample left without frames still moves the clock and the markers.
+1. The samples as CPython's collector sees them (:func:`~tachyon_format.model.internal.
+   visible_stacks`): profiler-internal frames dropped; a sample left without frames still
+   moves the clock and the markers.
 2. Times in ms since the first sample (:mod:`.timeline`); threads by thread id (two
    interpreters' equal thread ids are one thread, as in CPython), in order of first sample.
 3. Per thread, vectorised: the status and GC markers from runs of equal state
@@ -34,18 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from tachyon_format.model import Profile
+from tachyon_format.model import Profile, ThreadStatus
+from tachyon_format.model.internal import visible_stacks
 
-from ..jsonl.collector_view import visible_stacks
 from ..sources import Destination, write_bytes
-from ..tachyon.settings import REPLAY_BATCH_MAX
 from .markers import TRACKS, thread_markers, track_states
 from .tables import FrameRows, ThreadTables
-from .timeline import call_starts, interval_ms, relative_ms
+from .timeline import interval_ms, relative_ms
 
 GECKO_FORMAT_VERSION = 32
 GECKO_PREPROCESSED_VERSION = 57
-MAIN_THREAD = 1 << 5
 CATEGORIES = [
     {"name": name, "color": color, "subcategories": ["Other"]}
     for name, color in (("Other", "grey"), ("Python", "yellow"), ("Native", "blue"),
@@ -112,7 +111,8 @@ def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | st
         events += [(int(e), 0, int(o), name) for e, o, name in zip(
             markers.emitted.tolist(), markers.order.tolist(), markers.name, strict=True)]
         tables, sample_stacks, shown = _thread_tables(rows, tree, mine, stack_ids, events)
-        threads.append((int(distinct_tids[t]), bool(int(status[mine[0]]) & MAIN_THREAD),
+        main = bool(int(status[mine[0]]) & ThreadStatus.MAIN_THREAD)
+        threads.append((int(distinct_tids[t]), main,
                         tables, markers, sample_stacks, times[shown]))
 
     strings = ["(root)"]
@@ -158,10 +158,7 @@ def _replay_calls(profile: Profile, status: np.ndarray) -> np.ndarray | None:
     """The first sample of each of replay's ``collect`` calls, for a profile read from a
     Tachyon file (its record table is in the extras); None (a call per sample) otherwise."""
     records = getattr(profile.extras.get("tachyon"), "records", None)
-    if records is None or (records.first_sample.size and
-                           int(records.first_sample[-1]) > len(profile.samples)):
-        return None
-    return call_starts(records.first_sample, status, REPLAY_BATCH_MAX)
+    return None if records is None else records.replay_calls(status)
 
 
 def _gc_samples(profile: Profile, stacks, stack_ids: np.ndarray) -> np.ndarray:

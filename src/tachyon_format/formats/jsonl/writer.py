@@ -2,8 +2,8 @@
 ``python -m profiling.sampling replay --jsonl`` writes for the same samples (its
 ``JsonlCollector``), given the same ``run_id``.
 
-1. The samples as CPython's collector sees them (``collector_view``), grouped by stack with
-   one sort: the work after it is per distinct stack.
+1. The samples as CPython's collector sees them (:func:`~tachyon_format.model.internal.
+   visible_stacks`), grouped by stack with one sort: the work after it is per distinct stack.
 2. Distinct stacks in order of first appearance (CPython assigns ids as samples arrive), as
    CSR lists of frame rows, innermost first.
 3. Frame rows mapped to JSONL frames (file, function, line, end line, column, end column;
@@ -29,9 +29,9 @@ import numpy.typing as npt
 
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
+from tachyon_format.model.internal import visible_stacks
 
 from ..sources import Destination, write_bytes
-from .collector_view import visible_stacks
 from .facts import EXTRAS_KEY, SCHEMA_VERSION, JsonlFacts
 
 CHUNK_SIZE = 256

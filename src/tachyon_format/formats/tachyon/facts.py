@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .settings import REPLAY_BATCH_MAX
+
 EXTRAS_KEY = "tachyon"
 
 
@@ -35,6 +37,26 @@ class Records:
     @property
     def nbytes(self) -> int:
         return sum(column.nbytes for column in self.columns().values())
+
+    def replay_calls(self, status: npt.NDArray[np.integer]) -> npt.NDArray[np.int64] | None:
+        """Vectorised: the first sample of each ``collect`` call CPython's replay makes for
+        these records, given the samples' *status*: one call per record, a REPEAT record's
+        run cut where the status changes and every ``REPLAY_BATCH_MAX`` samples of a run (any
+        other record holds one sample) (docs/format/reader.md#collector-calls). None if the
+        records hold more samples than *status* (they are not these samples' records)."""
+        n = int(status.size)
+        if self.first_sample.size and int(self.first_sample[-1]) > n:
+            return None
+        if n == 0:
+            return np.zeros(0, np.int64)
+        head = np.zeros(n, bool)
+        head[self.first_sample[self.first_sample < n]] = True
+        head[0] = True
+        head[1:] |= status[1:] != status[:-1]
+        run_start = np.flatnonzero(head)
+        position = np.arange(n) - np.repeat(run_start, np.diff(np.r_[run_start, n]))
+        head |= position % REPLAY_BATCH_MAX == 0
+        return np.flatnonzero(head)
 
 
 @dataclass

@@ -73,22 +73,23 @@ def read(
 
     *engine*: the region's decoder, ``compiled`` or ``numpy`` (:func:`decoder_info
     <tachyon_format.decoder_info>`; by default the compiled walk where it was built)."""
-    with _opened(source, max_region_size, keep_region=True) as meta:
-        decoder = _decoder(meta, threads, aggregate, engine)
+    with _opened(source, max_region_size, keep_region=True) as tachyon_file:
+        decoder = _decoder(tachyon_file, threads, aggregate, engine)
         if not aggregate:
-            _check_declared_samples(meta, max_samples)
+            _check_declared_samples(tachyon_file, max_samples)
         samples = (decoder.sample_counts() if aggregate else GrowingColumns.samples(
-            _sample_capacity(meta, max_samples), limit=max_samples,
+            _sample_capacity(tachyon_file, max_samples), limit=max_samples,
             on_limit=lambda: _rows_error("samples", max_samples)))
         records = GrowingColumns.records(limit=max_samples,
                                          on_limit=lambda: _rows_error("records", max_samples))
-        for chunk, final in _with_last(meta.iter_region(chunk_size)):
+        for chunk, final in _with_last(tachyon_file.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
             _check_rows(0 if aggregate else decoder.total_samples, records.size, max_samples)
             if progress is not None:
-                progress(decoder.total_samples, meta.sample_count)
-        _check_sample_count(meta, decoder.total_samples)
-        return _profile(meta, decoder, Samples(**samples.finish()), Records(**records.finish()))
+                progress(decoder.total_samples, tachyon_file.sample_count)
+        _check_sample_count(tachyon_file, decoder.total_samples)
+        return _profile(tachyon_file, decoder, Samples(**samples.finish()),
+                        Records(**records.finish()))
 
 
 def iter_batches(
@@ -114,30 +115,30 @@ def iter_batches(
     ``samples_per_batch`` records (a region may hold records without samples)."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
-    with _opened(source, max_region_size) as meta:
-        decoder = _decoder(meta, threads, False, engine)
+    with _opened(source, max_region_size) as tachyon_file:
+        decoder = _decoder(tachyon_file, threads, False, engine)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
         pending = GrowingColumns.samples(samples_per_batch)
         pending_records = GrowingColumns.records()
-        for chunk, final in _with_last(meta.iter_region(chunk_size)):
+        for chunk, final in _with_last(tachyon_file.iter_region(chunk_size)):
             try:
                 decoder.decode_into(chunk, final=final, samples=pending,
                                     records=pending_records)
             except FormatError:
                 if pending.size or pending_records.size:
-                    yield _profile(meta, decoder, *_take_all(pending, pending_records))
+                    yield _profile(tachyon_file, decoder, *_take_all(pending, pending_records))
                 raise
             if progress is not None:
-                progress(decoder.total_samples, meta.sample_count)
+                progress(decoder.total_samples, tachyon_file.sample_count)
             while pending.size >= samples_per_batch:
                 samples, records = _take(pending, pending_records, samples_per_batch)
-                yield _profile(meta, decoder, samples, records)
+                yield _profile(tachyon_file, decoder, samples, records)
             if pending_records.size >= samples_per_batch:
-                yield _profile(meta, decoder, *_take_all(pending, pending_records))
+                yield _profile(tachyon_file, decoder, *_take_all(pending, pending_records))
         if pending.size or pending_records.size:  # (a REPEAT record may hold no sample)
-            yield _profile(meta, decoder, *_take_all(pending, pending_records))
-        _check_sample_count(meta, decoder.total_samples)
+            yield _profile(tachyon_file, decoder, *_take_all(pending, pending_records))
+        _check_sample_count(tachyon_file, decoder.total_samples)
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -151,22 +152,22 @@ def _opened(source: Source | TachyonFile, max_region_size: int,
         yield source
         return
     with open_file(source, max_region_size=max_region_size,
-                   keep_region=keep_region) as meta:
-        yield meta
+                   keep_region=keep_region) as tachyon_file:
+        yield tachyon_file
 
 
-def _decoder(meta: TachyonFile, threads: bool | None, aggregate: bool, engine: str | None):
-    assert meta.frames is not None
+def _decoder(tachyon_file: TachyonFile, threads: bool | None, aggregate: bool, engine: str | None):
+    assert tachyon_file.frames is not None
     return engines.new_decoder(
         engine=engine,
         aggregate=aggregate,
-        order=meta.order,
-        start_time_us=meta.start_time_us,
-        thread_count=meta.thread_count,
-        frame_count=len(meta.frames),
-        frame_string_ok=frame_strings_ok(meta.frames, len(meta.strings or ())),
+        order=tachyon_file.order,
+        start_time_us=tachyon_file.start_time_us,
+        thread_count=tachyon_file.thread_count,
+        frame_count=len(tachyon_file.frames),
+        frame_string_ok=frame_strings_ok(tachyon_file.frames, len(tachyon_file.strings or ())),
         threads=threads,
-        region_size=meta.region_size(),
+        region_size=tachyon_file.region_size(),
     )
 
 
@@ -181,21 +182,21 @@ def _with_last(chunks) -> Iterator[tuple[Any, bool]]:
     yield (b"" if previous is None else previous), True
 
 
-def _sample_capacity(meta: TachyonFile, max_samples: int) -> int:
+def _sample_capacity(tachyon_file: TachyonFile, max_samples: int) -> int:
     """Rows to reserve: the header's count if the region could hold that many (every
     sample takes at least 2 bytes) and it is within the limit; a header that claims more
     than the region holds is wrong, and the columns grow as samples come instead."""
-    region_bound = meta.region_size() // spec.MIN_REPEAT_ENTRY_SIZE
-    if meta.sample_count > region_bound:
+    region_bound = tachyon_file.region_size() // spec.MIN_REPEAT_ENTRY_SIZE
+    if tachyon_file.sample_count > region_bound:
         return min(region_bound, 1 << 16)
-    return int(min(meta.sample_count, max_samples))
+    return int(min(tachyon_file.sample_count, max_samples))
 
 
-def _check_declared_samples(meta: TachyonFile, max_samples: int) -> None:
+def _check_declared_samples(tachyon_file: TachyonFile, max_samples: int) -> None:
     """A header count above the limit that the region could hold: refused before decoding
     (a smaller region cannot hold them: the count check will tell)."""
-    declared = meta.sample_count
-    if max_samples < declared <= meta.region_size() // spec.MIN_REPEAT_ENTRY_SIZE:
+    declared = tachyon_file.sample_count
+    if max_samples < declared <= tachyon_file.region_size() // spec.MIN_REPEAT_ENTRY_SIZE:
         raise _limit_error(f"The header declares {declared} samples", max_samples,
                            offset=28, path="header -> sample_count")
 
@@ -224,23 +225,23 @@ ROW_BYTES = 17
 """Bytes of columns per sample row: timestamp 8, thread 4, stack 4, status 1."""
 
 
-def _check_sample_count(meta: TachyonFile, decoded: int) -> None:
-    if decoded != meta.sample_count:
+def _check_sample_count(tachyon_file: TachyonFile, decoded: int) -> None:
+    if decoded != tachyon_file.sample_count:
         raise FormatError(
-            f"Sample count mismatch: header declares {meta.sample_count} samples but replay"
+            f"Sample count mismatch: header declares {tachyon_file.sample_count} samples but replay"
             f" decoded {decoded}",
             offset=28,
             path="header -> sample_count",
         )
 
 
-def _profile(meta: TachyonFile, decoder, samples: Samples, records: Records):
+def _profile(tachyon_file: TachyonFile, decoder, samples: Samples, records: Records):
     interpreter_id, thread_id = decoder.threads
-    assert meta.frames is not None and meta.strings is not None
-    frames: Frames = meta.frames
-    info = meta.info()
+    assert tachyon_file.frames is not None and tachyon_file.strings is not None
+    frames: Frames = tachyon_file.frames
+    info = tachyon_file.info()
     return Profile(
-        strings=meta.strings,
+        strings=tachyon_file.strings,
         frames=frames,
         stacks=Stacks(frame=decoder.stack_frame, parent=decoder.stack_parent),
         threads=Threads(interpreter_id=interpreter_id, thread_id=thread_id),

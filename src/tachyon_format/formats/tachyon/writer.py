@@ -4,7 +4,7 @@ Pipeline (docs/format/writer.md#buffering-and-finalize):
 
 1. ``Writer(...)`` opens the file and writes a 64-byte zero placeholder header;
 2. :meth:`Writer.add` / :meth:`Writer.add_batch` intern each stack and feed
-   :class:`~tachyon_format.codec.encoder.SampleEncoder`, whose records stream to the file
+   :class:`~tachyon_format.formats.tachyon.encoder.SampleEncoder`, whose records stream to the file
    through 512 KiB buffers (raw, or one zstd frame);
 3. :meth:`Writer.finalize` (also on ``with`` exit) flushes pending REPEATs in thread
    first-appearance order, ends the zstd frame, writes the string and frame tables, the

@@ -19,7 +19,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon.region import decoder, records
 from tachyon_format.formats.tachyon.region.columns import GrowingColumns
 from tachyon_format.formats.tachyon.region.commit import Committer
-from tachyon_format.formats.tachyon.region.decoder import decode_samples, stack_frames
+from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, stack_frames
 from tachyon_format.formats.tachyon.region.discover import KnownThreads, discover
 from tachyon_format.formats.tachyon.region.records import RecordBatch, RegionFacts
 from tachyon_format.formats.tachyon.region.stack_tree import StackTree
@@ -168,7 +168,8 @@ def test_record_table_and_stats():
               + prefix(1, 0, 3) + b"\x01\xa2\x05\x00")             # POP_PUSH -> []
     kw = args(start_time_us=10, thread_count=1, frame_count=10)
     compare(region, **kw)
-    batch, dec = decode_samples(region, **kw)
+    dec = SampleDecoder(**kw)
+    batch = dec.decode(region, final=True)
     assert batch.record_encoding.tolist() == [1, 0, 0, 2, 3]
     assert batch.record_first_sample.tolist() == [0, 1, 4, 4, 5]
     assert batch.record_offset.tolist() == [0, 18, 38, 52, 70]
@@ -188,7 +189,7 @@ def test_record_table_and_stats():
 def test_error_messages(region, message):
     kw = args(thread_count=4, frame_count=10)
     with pytest.raises(FormatError) as info:
-        decode_samples(region, **kw)
+        SampleDecoder(**kw).decode(region, final=True)
     assert info.value.message == message
     assert info.value.region is True
     assert compare(region, **kw)[1] == message
@@ -198,10 +199,10 @@ def test_thread_count_error_and_status_above_0x7f():
     region = prefix(1, 0, 0) + b"\x02\x01\xff\x01\x80" + prefix(2, 0, 0) + b"\x00"
     kw = args(thread_count=1, frame_count=1)
     with pytest.raises(FormatError) as info:
-        decode_samples(region, **kw)
+        SampleDecoder(**kw).decode(region, final=True)
     assert (info.value.offset, info.value.record) == (18, 1)
     assert compare(region, **kw)[2:] == (18, 1)
-    batch, _ = decode_samples(region[:18], **kw)
+    batch = SampleDecoder(**kw).decode(region[:18], final=True)
     assert batch.status.tolist() == [0xFF, 0x80]
 
 
@@ -215,7 +216,8 @@ def test_depth_256_ok_and_pop_clamps():
 
 
 def test_decoder_refuses_more_input_once_finished():
-    _, dec = decode_samples(b"", **args())
+    dec = SampleDecoder(**args())
+    dec.decode(b"", final=True)
     with pytest.raises(ValueError):
         dec.decode(b"", final=True)
 

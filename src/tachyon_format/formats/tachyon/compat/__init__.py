@@ -11,7 +11,7 @@ This package knows the CPython-facing API only: the format lives in the reader a
 built on. Its public name is ``tachyon_format.compat``.
 """
 
-from tachyon_format.schema.tachyon_values import ThreadStatus
+from tachyon_format.model.thread_status import ThreadStatus
 
 from .binary_reader import BinaryReader, ReaderError
 from .binary_writer import BinaryWriter

@@ -56,7 +56,7 @@ MAX_THREAD_STOPS = 16  # chain stops at new threads before candidates stop being
 SCALAR_RUN_MAX = 4096  # records per sequential run at most (runs double up to this)
 LONG_STRETCH = 1 << 16  # a vectorised stretch this long (bytes) resets runs to 1 record
 
-__all__ = ["SampleBatch", "SampleDecoder", "decode_samples", "stack_frames"]
+__all__ = ["SampleBatch", "SampleDecoder", "stack_frames"]
 
 
 class SampleDecoder:
@@ -394,12 +394,6 @@ def _spare_cpu() -> bool:
         return len(os.sched_getaffinity(0)) > 1
     except AttributeError:  # (not on every platform)
         return (os.cpu_count() or 1) > 1
-
-
-def decode_samples(region, **decoder_kwargs) -> tuple[SampleBatch, SampleDecoder]:
-    """Decode a whole sample region at once: ``decode(region, final=True)``."""
-    dec = SampleDecoder(**decoder_kwargs)
-    return dec.decode(region, final=True), dec
 
 
 def stack_frames(stack_frame: np.ndarray, stack_parent: np.ndarray, stack_id: int) -> np.ndarray:
