@@ -5,21 +5,24 @@ CPython's own reader (numpy and construct take most of a second to import on a b
 The declarations in ``schema.tachyon`` stay the spec: the layouts read here are their
 ``struct`` twins generated from them (``schema.tachyon_plain``), and the tests parse every
 field both ways on the golden files and on hypothesis-made headers. This module answers only
-for a well-formed file of the current layout (L3); anything else (a check that fails, a legacy
-layout, a legacy statistics block, a stream) goes to :func:`file.info`, which raises
-CPython's message, so that the answer and every error are the same either way.
+for a well-formed file of the current layout (L3), judged by the same declared checks as the
+full reader's (:mod:`.checks`); anything else (a check that fails, a legacy layout, a legacy
+statistics block, a stream) goes to :func:`.file.info`, which raises CPython's message, so
+that the answer and every error are the same either way.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
+from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
+from .stats import KEYS as STATS_KEYS
+from .stats import Stats
 
 HEADER_SIZE, FOOTER_SIZE = spec.HEADER_SIZE, spec.FOOTER_SIZE
 STATS_SIZE = spec.STATS_SIZE
@@ -27,7 +30,6 @@ MODE_NAMES = tuple(mode.name.lower() for mode in spec.ProfilingMode)
 """``ProfilingMode`` names by value, lower case."""
 FEATURE_NAMES = tuple((int(f), f.name.lower()) for f in spec.CaptureFeature)
 """``CaptureFeature`` bits and names, lower case."""
-STATS_KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
 
 
 class NotPlain(Exception):
@@ -56,17 +58,15 @@ def plain_info(source) -> dict[str, Any]:
     order = spec.byte_order(head)
     if order is None:
         raise NotPlain
-    h = plain.HEADER.parse(head, order)
-    config = h.profiling_config
-    strings, frames = h.string_table_offset, h.frame_table_offset
-    if (h.format_version != spec.FORMAT_VERSION or config.mode_plus_one > 5
-            or not HEADER_SIZE <= strings <= frames <= size - FOOTER_SIZE):
-        raise NotPlain  # an error, or an older layout (docs/format/layout-history.md#sniffing)
+    header = plain.HEADER.parse(head, order)
     footer = plain.FOOTER.parse(tail, order, len(tail) - FOOTER_SIZE)
-    if (footer.string_count > (size - strings) // spec.MIN_STRING_SIZE
-            or footer.frame_count > (size - frames) // spec.MIN_FRAME_SIZE):
+    facts = Facts(size, head, order, header, footer)
+    # an error, or an older layout (docs/format/layout-history.md#sniffing): the full reader
+    # (the offsets in order between header and footer pass checks 9 to 13)
+    if not (l3_offsets_plausible(header, size)
+            and passes((*HEADER_CHECKS, STRING_COUNT, FRAME_COUNT), facts)):
         raise NotPlain
-    return info_of(h, footer, _stats(tail, order, size))
+    return info_of(header, footer, _stats(tail, order, size))
 
 
 def _ends(source) -> tuple[bytes, bytes, int]:
@@ -108,13 +108,10 @@ def _stats(tail: bytes, order: str, size: int) -> dict[str, float | None]:
     if len(tail) < STATS_SIZE + FOOTER_SIZE:
         raise NotPlain
     block = plain.STATS.parse(tail, order)
-    duration, rate, errors, missed = (block.duration_sec, block.sample_rate, block.error_rate,
-                                      block.missed_samples)
-    values = {"duration_sec": duration, "sample_rate": rate,
-              "error_rate": errors if block.present.error_rate else None,
-              "missed_samples": missed if block.present.missed_samples else None}
-    if not (math.isfinite(duration) and duration >= 0 and math.isfinite(rate) and rate >= 0
-            and (values["error_rate"] is None or math.isfinite(errors) and errors >= 0)
-            and (values["missed_samples"] is None or math.isfinite(missed))):
+    present = block.present
+    stats = Stats(block.duration_sec, block.sample_rate,
+                  block.error_rate if present.error_rate else None,
+                  block.missed_samples if present.missed_samples else None)
+    if stats.problem() is not None:
         raise NotPlain  # the full reader says which value breaks the rules
-    return values
+    return stats.info()
