@@ -1,6 +1,6 @@
-"""CPython's checks of a Tachyon file's header, statistics block, table offsets and footer
-counts, each declared once, and the one walk that runs them for ``read``, ``validate`` and
-salvage.
+"""CPython's checks of a Tachyon file's header, table offsets and footer counts, each
+declared once, and the runner that makes them in each of the three modes of ``read``,
+``validate`` and salvage.
 
 A :class:`Check` is declared beside the field it is about: the layout and the field's name (so
 that the field path and the offset come from the generated layouts of ``schema.tachyon_plain``,
@@ -9,17 +9,16 @@ the severity and, for ``validate``, what was expected and found. The checks that
 not make (the reserved bits, the footer's file size) are declared here too, as ``note`` or
 ``inconsistent``: ``read`` never looks at them.
 
-:func:`walk` parses the parts in CPython's order and runs the checks between them, in one of
-three modes: ``read`` raises the :class:`FormatError` of the first check that fails (as
-CPython's reader does), ``validate`` collects every problem and goes on as far as the parts
-allow, ``salvage`` keeps what passes (a bad statistics block is left out, the rest stays).
-Standard library only: ``tachyon-format info`` runs these checks without numpy or construct.
+:func:`.file.walk` parses the parts in CPython's order and :func:`run` makes the checks
+between them, in one of three modes: ``read`` raises the :class:`FormatError` of the first
+check that fails (as CPython's reader does), ``validate`` collects every problem and goes on
+as far as the parts allow, ``salvage`` keeps what passes. Standard library only:
+``tachyon-format info`` makes these checks (:func:`passes`) without numpy or construct.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tachyon_format.errors import FormatError
@@ -28,28 +27,22 @@ from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder, Layout
 
-from .stats import Stats, parse_stats
-
 Mode = Literal["read", "validate", "salvage"]
 
-KILLED = ("the header is the all-zero placeholder: the profiler was killed before it finished "
-          "writing (the sample records on disk are intact, the header, tables and footer were "
-          "never written); read(..., strict=False) recovers the samples")
-"""What ``validate`` adds to the magic's message for a file whose writer never ran
-``finalize()``."""
 
-
-@dataclass(frozen=True)
 class Facts:
     """What the checks look at: the file size, its first 64 bytes and the parts parsed so far
-    (``legacy``: a pre-release layout, whose frame entries may be 3 bytes)."""
+    (the walk fills them in; ``legacy``: a pre-release layout, whose frame entries may be 3
+    bytes)."""
 
-    size: int
-    head: bytes = b""
-    order: ByteOrder | None = None
-    header: Any = None
-    footer: Any = None
-    legacy: bool = False
+    # (plain classes here, not dataclasses or NamedTuples: info imports this module, and
+    # building those classes would cost it more than running its checks)
+    __slots__ = ("size", "head", "order", "header", "footer", "legacy")
+
+    def __init__(self, size: int, head: bytes = b"", order: ByteOrder | None = None,
+                 header: Any = None, footer: Any = None, legacy: bool = False) -> None:
+        self.size, self.head, self.order = size, head, order
+        self.header, self.footer, self.legacy = header, footer, legacy
 
     @property
     def config_hex(self) -> str:
@@ -69,18 +62,20 @@ class Facts:
         return (self.size - self.header.frame_table_offset) // smallest
 
 
-@dataclass(frozen=True)
 class Check:
     """One check of one field: *field* is a field of *layout* (``"word.bits"`` for a bit
-    field of a word, ``""`` for the layout as a whole)."""
+    field of a word, ``""`` for the layout as a whole); *fails*, *message* and, for
+    ``validate``, *expected* and *found* are functions of the :class:`Facts`."""
 
-    layout: Layout
-    field: str
-    severity: Severity
-    fails: Callable[[Facts], bool]
-    message: Callable[[Facts], str]
-    expected: Callable[[Facts], str] | None = None
-    found: Callable[[Facts], str] | None = None
+    __slots__ = ("layout", "field", "severity", "fails", "message", "expected", "found")
+
+    def __init__(self, layout: Layout, field: str, severity: Severity,
+                 fails: Callable[[Facts], bool], message: Callable[[Facts], str],
+                 expected: Callable[[Facts], str] | None = None,
+                 found: Callable[[Facts], str] | None = None) -> None:
+        self.layout, self.field, self.severity = layout, field, severity
+        self.fails, self.message = fails, message
+        self.expected, self.found = expected, found
 
     @property
     def path(self) -> str:
@@ -238,82 +233,7 @@ def passes(checks: Iterable[Check], facts: Facts) -> bool:
     return not any(check.severity == "unreadable" and check.fails(facts) for check in checks)
 
 
-# -- the walk --------------------------------------------------------------------------------
-
-
-@dataclass
-class Plan:
-    """What the file's parts say, as far as they passed their checks: the problems found
-    (every one, in mode ``validate``), and what the later steps (the tables, the records,
-    salvage) can rely on."""
-
-    facts: Facts
-    problems: list[Problem] = field(default_factory=list)
-    stats: Stats | None = None  # None: none in the file, or left out as bad
-    killed: bool = False  # the all-zero placeholder header
-    legacy: bool = False  # a pre-release layout (L1/L2), read by read() but not by CPython
-    region: tuple[int, int] | None = None  # file span of the sample region, when known
-    strings: Any = None  # what validate's table scan kept (model.Strings, model.Frames)
-    frames: Any = None
-    frame_offsets: list[int] = field(default_factory=list)
-
-    @property
-    def order(self) -> ByteOrder:
-        return self.facts.order or "<"
-
-    @property
-    def header(self) -> Any:
-        """The fields of plain.HEADER (plain.LEGACY_HEADER for a pre-release layout)."""
-        return self.facts.header
-
-    @property
-    def footer(self) -> Any:
-        return self.facts.footer
-
-    @property
-    def compressed(self) -> bool:
-        return self.header is not None and self.header.compression == spec.Compression.ZSTD
-
-
-def walk(data, mode: Mode, *, legacy_layouts: bool = True) -> Plan:
-    """The header, footer and statistics block of the file *data* (its bytes) parsed and
-    checked in CPython's order, up to the table offsets (checks 2 to 13); the counts and the
-    tables come later (:data:`STRING_COUNT`, :data:`FRAME_COUNT`). ``legacy_layouts=False``:
-    a pre-release layout is not sniffed, so it fails as in CPython's reader."""
-    size = len(data)
-    plan = Plan(Facts(size, bytes(data[: spec.HEADER_SIZE])))
-    for check in (TOO_SMALL, MAGIC):  # nothing else can be read without them
-        problems = run((check,), plan.facts, mode)
-        if problems:
-            plan.killed = check is MAGIC and plan.facts.head == bytes(spec.HEADER_SIZE)
-            if plan.killed:
-                problems = [replace(problems[0], message=f"{problems[0].message}: {KILLED}")]
-            plan.problems += problems
-            return plan
-    head = plan.facts.head
-    order = spec.byte_order(head)
-    assert order is not None  # (MAGIC passed)
-    plan.facts = facts = replace(plan.facts, order=order, header=plain.HEADER.parse(head, order))
-    plan.problems += run(HEADER_CHECKS, facts, mode)
-    plan.facts = facts = replace(facts, footer=plain.FOOTER.parse(data, order, size - F.size))
-    if legacy_layouts and is_legacy(data, facts.header, order):
-        plan.legacy = True
-        plan.facts = facts = replace(facts, header=plain.LEGACY_HEADER.parse(head, order),
-                                     legacy=True)
-        if mode != "read":  # read() reads it; anything else wrong shows there
-            plan.problems += run((LEGACY,), facts, mode)
-            return plan
-    else:
-        try:
-            plan.stats = parse_stats(data, order)
-        except FormatError as exc:
-            if mode == "read":
-                raise
-            plan.problems.append(Problem.from_error(exc))
-    plan.problems += run(OFFSET_CHECKS, facts, mode)
-    if spec.HEADER_SIZE <= facts.header.string_table_offset <= size:
-        plan.region = (spec.HEADER_SIZE, facts.header.string_table_offset)
-    return plan
+# -- sniffing ---------------------------------------------------------------------------------
 
 
 def l3_offsets_plausible(header, size: int) -> bool:

@@ -1,13 +1,17 @@
-"""Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does.
+"""Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does;
+and every problem of those parts, for ``validate``.
 
 Tier (a)/(b): the fixed layouts are parsed with their ``struct`` twins generated from the
 declarations in ``schema.tachyon`` (``schema.tachyon_plain``), so that opening a file loads no
 construct; the sample region is only located (and decompressed on demand), never decoded here.
 
-The checks run in CPython 3.15.2's order (docs/format/reader.md#checks-at-open) so that a file
-CPython rejects fails here with the same message, as a :class:`FormatError` that names the offset
-and field. Files of the older layouts L1/L2 (3.15 pre-releases, same format_version) are recognised
-by the sniffing rule of docs/format/layout-history.md#sniffing and read as well.
+The checks (declared in :mod:`.checks`) run in CPython 3.15.2's order
+(docs/format/reader.md#checks-at-open) so that a file CPython rejects fails here with the same
+message, as a :class:`FormatError` that names the offset and field. One walk (:func:`walk`)
+makes them for all three readers: :func:`open_file` stops at the first problem, :func:`check_file`
+(``validate``) reports each and carries on, salvage keeps the parts that pass. Files of the older
+layouts L1/L2 (3.15 pre-releases, same format_version) are recognised by the sniffing rule of
+docs/format/layout-history.md#sniffing and read as well.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import contextlib
 import mmap
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
 
+from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_plain as plain
@@ -26,12 +31,25 @@ from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder
 
 from . import zstd
-from .checks import FOOTER_CHECKS, FRAME_COUNT, STRING_COUNT, TOO_SMALL, Facts, Plan, run, walk
+from .checks import (
+    FOOTER_CHECKS,
+    FRAME_COUNT,
+    HEADER_CHECKS,
+    LEGACY,
+    MAGIC,
+    OFFSET_CHECKS,
+    STRING_COUNT,
+    TOO_SMALL,
+    Facts,
+    Mode,
+    is_legacy,
+    run,
+)
 from .get_info import info_of
 from .lenient_tables import scan_frames, scan_strings
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
-from .stats import Stats
+from .stats import Stats, parse_stats
 from .tables import Layout, read_frames, read_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
@@ -218,9 +236,11 @@ def open_file(
     """
     data, name, mapping = _load(source)
     try:
-        meta = _parse_metadata(data, legacy_layouts=legacy_layouts)
-        meta.name, meta.mapping = name, mapping
-        meta.max_region_size = max_region_size
+        plan = walk(data, "read", legacy_layouts=legacy_layouts)
+        meta = TachyonFile(data=data, order=plan.order, layout="L2" if plan.legacy else "L3",
+                           header=plan.header, footer=plan.footer, stats=plan.stats, name=name,
+                           mapping=mapping, max_region_size=max_region_size)
+        # (a legacy layout's L1 vs L2 is settled by the frame table)
         if tables:
             # zstd: CPython decompresses (check 14) before the tables
             meta.region_size(KEEP_READ_REGION if keep_region else KEEP_REGION)
@@ -247,19 +267,97 @@ def _load(source: Source) -> tuple[Any, str, mmap.mmap | None]:
     return mapping, os.fsdecode(path), mapping
 
 
-def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
-    plan = walk(data, "read", legacy_layouts=legacy_layouts)
-    # L1 vs L2 is settled by the frame table
-    return TachyonFile(data=data, order=plan.order, layout="L2" if plan.legacy else "L3",
-                       header=plan.header, footer=plan.footer, stats=plan.stats)
-
-
 def info(source: Source) -> dict[str, Any]:
     """``BinaryReader.get_info()`` of a Tachyon file, read from its header, statistics block
     and footer only (the sample region and the tables are not parsed)."""
     with open_file(source, tables=False) as meta:
         meta.check_table_counts()  # CPython's get_info() needs an open that passed them
         return meta.info()
+
+
+# -- the walk: the parts in CPython's order, and the checks between them ----------------------
+
+KILLED = ("the header is the all-zero placeholder: the profiler was killed before it finished "
+          "writing (the sample records on disk are intact, the header, tables and footer were "
+          "never written); read(..., strict=False) recovers the samples")
+"""What ``validate`` adds to the magic's message for a file whose writer never ran
+``finalize()``."""
+
+
+@dataclass
+class Plan:
+    """What the file's parts say, as far as they passed their checks: the problems found
+    (every one, in mode ``validate``), and what the later steps (the tables, the records,
+    salvage) can rely on."""
+
+    facts: Facts
+    problems: list[Problem] = field(default_factory=list)
+    stats: Stats | None = None  # None: none in the file, or left out as bad
+    killed: bool = False  # the all-zero placeholder header
+    legacy: bool = False  # a pre-release layout (L1/L2), read by read() but not by CPython
+    region: tuple[int, int] | None = None  # file span of the sample region, when known
+    strings: Any = None  # what validate's table scan kept (model.Strings, model.Frames)
+    frames: Any = None
+    frame_offsets: list[int] = field(default_factory=list)
+
+    @property
+    def order(self) -> ByteOrder:
+        return self.facts.order or "<"
+
+    @property
+    def header(self) -> Any:
+        """The fields of plain.HEADER (plain.LEGACY_HEADER for a pre-release layout)."""
+        return self.facts.header
+
+    @property
+    def footer(self) -> Any:
+        return self.facts.footer
+
+    @property
+    def compressed(self) -> bool:
+        return self.header is not None and self.header.compression == spec.Compression.ZSTD
+
+
+def walk(data, mode: Mode, *, legacy_layouts: bool = True) -> Plan:
+    """The header, footer and statistics block of the file *data* (its bytes) parsed and
+    checked in CPython's order, up to the table offsets (checks 2 to 13), in mode *mode*; the
+    counts and the tables come later (:data:`.checks.STRING_COUNT`,
+    :data:`.checks.FRAME_COUNT`). ``legacy_layouts=False``: a pre-release layout is not
+    sniffed, so it fails as in CPython's reader."""
+    size = len(data)
+    plan = Plan(Facts(size, bytes(data[: spec.HEADER_SIZE])))
+    for check in (TOO_SMALL, MAGIC):  # nothing else can be read without them
+        problems = run((check,), plan.facts, mode)
+        if problems:
+            plan.killed = check is MAGIC and plan.facts.head == bytes(spec.HEADER_SIZE)
+            if plan.killed:
+                problems = [replace(problems[0], message=f"{problems[0].message}: {KILLED}")]
+            plan.problems += problems
+            return plan
+    head = plan.facts.head
+    order = spec.byte_order(head)
+    assert order is not None  # (MAGIC passed)
+    facts = plan.facts
+    facts.order, facts.header = order, plain.HEADER.parse(head, order)
+    plan.problems += run(HEADER_CHECKS, facts, mode)
+    facts.footer = plain.FOOTER.parse(data, order, size - spec.FOOTER_SIZE)
+    if legacy_layouts and is_legacy(data, facts.header, order):
+        plan.legacy = True
+        facts.header, facts.legacy = plain.LEGACY_HEADER.parse(head, order), True
+        if mode != "read":  # read() reads it; anything else wrong shows there
+            plan.problems += run((LEGACY,), facts, mode)
+            return plan
+    else:
+        try:
+            plan.stats = parse_stats(data, order)
+        except FormatError as exc:
+            if mode == "read":
+                raise
+            plan.problems.append(Problem.from_error(exc))
+    plan.problems += run(OFFSET_CHECKS, facts, mode)
+    if spec.HEADER_SIZE <= facts.header.string_table_offset <= size:
+        plan.region = (spec.HEADER_SIZE, facts.header.string_table_offset)
+    return plan
 
 
 # -- every problem, for validate --------------------------------------------------------------

@@ -13,6 +13,7 @@ that the answer and every error are the same either way.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -21,8 +22,6 @@ from tachyon_format.schema import tachyon_values as spec
 
 from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
-from .stats import KEYS as STATS_KEYS
-from .stats import Stats
 
 HEADER_SIZE, FOOTER_SIZE = spec.HEADER_SIZE, spec.FOOTER_SIZE
 STATS_SIZE = spec.STATS_SIZE
@@ -30,6 +29,7 @@ MODE_NAMES = tuple(mode.name.lower() for mode in spec.ProfilingMode)
 """``ProfilingMode`` names by value, lower case."""
 FEATURE_NAMES = tuple((int(f), f.name.lower()) for f in spec.CaptureFeature)
 """``CaptureFeature`` bits and names, lower case."""
+STATS_KEYS = ("duration_sec", "sample_rate", "error_rate", "missed_samples")
 
 
 class NotPlain(Exception):
@@ -108,10 +108,13 @@ def _stats(tail: bytes, order: str, size: int) -> dict[str, float | None]:
     if len(tail) < STATS_SIZE + FOOTER_SIZE:
         raise NotPlain
     block = plain.STATS.parse(tail, order)
-    present = block.present
-    stats = Stats(block.duration_sec, block.sample_rate,
-                  block.error_rate if present.error_rate else None,
-                  block.missed_samples if present.missed_samples else None)
-    if stats.problem() is not None:
+    duration, rate, errors, missed = (block.duration_sec, block.sample_rate, block.error_rate,
+                                      block.missed_samples)
+    values = {"duration_sec": duration, "sample_rate": rate,
+              "error_rate": errors if block.present.error_rate else None,
+              "missed_samples": missed if block.present.missed_samples else None}
+    if not (math.isfinite(duration) and duration >= 0 and math.isfinite(rate) and rate >= 0
+            and (values["error_rate"] is None or math.isfinite(errors) and errors >= 0)
+            and (values["missed_samples"] is None or math.isfinite(missed))):
         raise NotPlain  # the full reader says which value breaks the rules
-    return stats.info()
+    return values

@@ -36,9 +36,8 @@ from tachyon_format.schema.leb128 import U32_MAX
 
 from ..sources import read_bytes
 from . import zstd
-from .checks import KILLED, walk
 from .facts import EXTRAS_KEY, Records, TachyonFacts
-from .file import Source
+from .file import KILLED, Source, walk
 from .lenient_tables import scan_frames, scan_strings
 from .reader import meta_of
 from .reader import read as strict_read

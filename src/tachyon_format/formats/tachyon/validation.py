@@ -33,8 +33,7 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 
 from . import zstd
-from .checks import Plan
-from .file import Source, check_file
+from .file import Plan, Source, check_file
 from .reader import iter_batches
 from .region_checks import walk_region
 from .salvage import killed_summary
