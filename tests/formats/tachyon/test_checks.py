@@ -11,6 +11,7 @@ import pytest
 import tachyon_format
 from tachyon_format import FormatError
 from tachyon_format.formats.tachyon import checks
+from tachyon_format.formats.tachyon.byteswap import swap_byte_order
 from tachyon_format.formats.tachyon.file import open_file, walk
 from tachyon_format.schema import tachyon as schema
 from tests.formats.tachyon.test_validation import CASES, EDGES, RAW
@@ -39,17 +40,11 @@ def test_each_check_names_a_declared_field_at_its_offset(check, order):
     else:
         assert check.offset(checks.Facts(size)) == start
     # the path goes down through the parsed declaration (the bit fields of a word too)
-    data = RAW if order == "<" else swap(RAW)
+    data = RAW if order == "<" else swap_byte_order(RAW)
     part = declaration.parse(data[start:])
     for name in names:
         assert name in part, (check.path, list(part))
         part = part[name]
-
-
-def swap(data: bytes) -> bytes:
-    from tachyon_format.formats.tachyon.byteswap import swap_byte_order
-
-    return swap_byte_order(data)
 
 
 def fails_at_open(data: bytes) -> bool:

@@ -84,7 +84,7 @@ class Check:
 
     def offset(self, facts: Facts) -> int:
         # the footer is the file's last bytes; every other layout checked here starts it
-        start = facts.size - self.layout.size if self.layout is plain.FOOTER else 0
+        start = facts.size - self.layout.size if self.layout is FOOTER else 0
         return start + (self.layout.offset(self.field.split(".")[0]) if self.field else 0)
 
     def problem(self, facts: Facts) -> Problem:
@@ -97,20 +97,20 @@ class Check:
         return FormatError(self.message(facts), offset=self.offset(facts), path=self.path)
 
 
-H, F = plain.HEADER, plain.FOOTER
+HEADER, FOOTER = plain.HEADER, plain.FOOTER  # the layouts the checks are about
 
 # -- the checks, in CPython's order (docs/format/reader.md#checks-at-open) -------------------
 
 TOO_SMALL = Check(  # check 2
-    H, "", "unreadable", lambda f: f.size < spec.HEADER_SIZE,
+    HEADER, "", "unreadable", lambda f: f.size < spec.HEADER_SIZE,
     lambda f: "File too small for header",
     expected=lambda f: f"at least {spec.HEADER_SIZE} bytes", found=lambda f: str(f.size))
 MAGIC = Check(  # check 3: the value as read in native (little-endian) order
-    H, "magic", "unreadable", lambda f: spec.byte_order(f.head) is None,
+    HEADER, "magic", "unreadable", lambda f: spec.byte_order(f.head) is None,
     lambda f: f"Invalid magic number: 0x{int.from_bytes(f.head[:4], 'little'):08x}")
 HEADER_CHECKS = (
     Check(  # check 4
-        H, "format_version", "unreadable",
+        HEADER, "format_version", "unreadable",
         lambda f: f.header.format_version > spec.FORMAT_VERSION,
         lambda f: (f"Binary file was created with Python {f.header.py_major}."
                    f"{f.header.py_minor}.{f.header.py_micro} (format version "
@@ -119,36 +119,37 @@ HEADER_CHECKS = (
         expected=lambda f: str(spec.FORMAT_VERSION),
         found=lambda f: str(f.header.format_version)),
     Check(  # check 5
-        H, "format_version", "unreadable",
+        HEADER, "format_version", "unreadable",
         lambda f: f.header.format_version < spec.FORMAT_VERSION,
         lambda f: (f"Unsupported format version {f.header.format_version} (this reader "
                    f"supports version {spec.FORMAT_VERSION})"),
         expected=lambda f: str(spec.FORMAT_VERSION),
         found=lambda f: str(f.header.format_version)),
     Check(  # check 6: the raw 3-bit value, not the mode
-        H, "profiling_config.mode_plus_one", "unreadable",
+        HEADER, "profiling_config.mode_plus_one", "unreadable",
         lambda f: f.header.profiling_config.mode_plus_one > len(spec.ProfilingMode),
         lambda f: f"Invalid profiling mode in header: {f.header.profiling_config.mode_plus_one}",
         expected=lambda f: f"0 to {len(spec.ProfilingMode)}",
         found=lambda f: str(f.header.profiling_config.mode_plus_one)),
     Check(
-        H, "profiling_config", "note", lambda f: f.header.profiling_config.reserved != 0,
+        HEADER, "profiling_config", "note", lambda f: f.header.profiling_config.reserved != 0,
         lambda f: ("bits 9 to 31 of the profiling config word are set (CPython writes 0 and "
                    "ignores them)"),
         found=lambda f: f.config_hex),
     Check(
-        H, "profiling_config", "note",
+        HEADER, "profiling_config", "note",
         lambda f: (f.header.profiling_config.capture_features != 0
                    and not f.header.profiling_config.features_known),
         lambda f: ("capture-feature bits are set without the features-known bit: readers take "
                    "the features as unknown"),
         found=lambda f: f.config_hex),
     Check(
-        H, "reserved", "note", lambda f: f.header.reserved != 0,
+        HEADER, "reserved", "note", lambda f: f.header.reserved != 0,
         lambda f: "the reserved header byte is not zero (ignored)",
         found=lambda f: str(f.header.reserved)),
     Check(
-        H, "compression", "note", lambda f: f.header.compression not in tuple(spec.Compression),
+        HEADER, "compression", "note",
+        lambda f: f.header.compression not in tuple(spec.Compression),
         lambda f: ("an unknown compression value: CPython's reader takes every value but 1 "
                    "(zstd) as uncompressed"),
         expected=lambda f: "0 or 1", found=lambda f: str(f.header.compression)),
@@ -157,27 +158,27 @@ HEADER_CHECKS = (
 
 OFFSET_CHECKS = (
     Check(  # check 9
-        H, "string_table_offset", "unreadable",
+        HEADER, "string_table_offset", "unreadable",
         lambda f: f.header.string_table_offset > f.size,
         lambda f: (f"Invalid string table offset: {f.header.string_table_offset} exceeds file "
                    f"size {f.size}")),
     Check(  # check 10
-        H, "frame_table_offset", "unreadable",
+        HEADER, "frame_table_offset", "unreadable",
         lambda f: f.header.frame_table_offset > f.size,
         lambda f: (f"Invalid frame table offset: {f.header.frame_table_offset} exceeds file "
                    f"size {f.size}")),
     Check(  # check 11
-        H, "string_table_offset", "unreadable",
+        HEADER, "string_table_offset", "unreadable",
         lambda f: f.header.string_table_offset < spec.HEADER_SIZE,
         lambda f: (f"Invalid string table offset: {f.header.string_table_offset} is before "
                    "data section")),
     Check(  # check 12
-        H, "frame_table_offset", "unreadable",
+        HEADER, "frame_table_offset", "unreadable",
         lambda f: f.header.frame_table_offset < spec.HEADER_SIZE,
         lambda f: (f"Invalid frame table offset: {f.header.frame_table_offset} is before data "
                    "section")),
     Check(  # check 13
-        H, "string_table_offset", "unreadable",
+        HEADER, "string_table_offset", "unreadable",
         lambda f: f.header.string_table_offset > f.header.frame_table_offset,
         lambda f: (f"Invalid table offsets: string table ({f.header.string_table_offset}) is "
                    f"after frame table ({f.header.frame_table_offset})")),
@@ -185,31 +186,31 @@ OFFSET_CHECKS = (
 """Checks 9 to 13 (check 7 reads the footer, check 8 is the statistics block's: .stats)."""
 
 STRING_COUNT = Check(  # check 15: the cap is computed from the whole file size
-    F, "string_count", "unreadable", lambda f: f.footer.string_count > f.string_cap,
+    FOOTER, "string_count", "unreadable", lambda f: f.footer.string_count > f.string_cap,
     lambda f: (f"Invalid string count {f.footer.string_count} exceeds maximum possible "
                f"{f.string_cap}"),
     expected=lambda f: f"at most {f.string_cap}", found=lambda f: str(f.footer.string_count))
 FRAME_COUNT = Check(  # check 18, made right before the frame table as CPython does
-    F, "frame_count", "unreadable", lambda f: f.footer.frame_count > f.frame_cap,
+    FOOTER, "frame_count", "unreadable", lambda f: f.footer.frame_count > f.frame_cap,
     lambda f: (f"Invalid frame count {f.footer.frame_count} exceeds maximum possible "
                f"{f.frame_cap}"),
     expected=lambda f: f"at most {f.frame_cap}", found=lambda f: str(f.footer.frame_count))
 
 FOOTER_CHECKS = (
     Check(
-        F, "file_size", "inconsistent", lambda f: f.footer.file_size != f.size,
+        FOOTER, "file_size", "inconsistent", lambda f: f.footer.file_size != f.size,
         lambda f: ("the footer's file size is not the file's size (CPython's reader does not "
                    "check it; a file cut short or with bytes appended?)"),
         expected=lambda f: str(f.size), found=lambda f: str(f.footer.file_size)),
     Check(
-        F, "checksum", "note", lambda f: any(f.footer.checksum),
+        FOOTER, "checksum", "note", lambda f: any(f.footer.checksum),
         lambda f: "the footer's checksum bytes are not zero (CPython writes zeros and never "
                   "reads them)"),
 )
 """What CPython never checks in the footer (``validate`` runs these after the tables)."""
 
 LEGACY = Check(
-    H, "sample_count", "unreadable", lambda f: f.legacy,
+    HEADER, "sample_count", "unreadable", lambda f: f.legacy,
     lambda f: ("a pre-release layout (L1/L2, CPython 3.15 alphas and betas: u32 sample count, "
                "fields from offset 32 on 4 bytes earlier): CPython 3.15.2's reader rejects it; "
                "this library's read() reads it"))
