@@ -164,10 +164,13 @@ def test_read_and_validate_stop_at_the_same_problem(draw):
     else:
         event("opens")
         return
+    if error.path.startswith(("string_table", "frame_table")):
+        # the strict and the lenient table scanners still differ (see the xfails above):
+        # compared here once they are one
+        event("rejected in a table")
+        return
     event(f"rejected at {error.path}")
     first = next(p for p in tachyon_format.validate(data, format="tachyon") if p.fatal)
     if first.message == checks.LEGACY.message(None):
         return  # read() reads a pre-release layout, which validate says CPython rejects
-    assert (first.message, first.offset) == (error.message, error.offset)
-    if not error.path.startswith(("string_table", "frame_table")):  # (see the xfails above)
-        assert first.field == error.path
+    assert (first.message, first.field, first.offset) == (error.message, error.path, error.offset)
