@@ -1,13 +1,17 @@
-"""Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does.
+"""Open a Tachyon file: header, layout, statistics, footer and tables, checked as CPython does;
+and every problem of those parts, for ``validate``.
 
 Tier (a)/(b): the fixed layouts are parsed with their ``struct`` twins generated from the
 declarations in ``schema.tachyon`` (``schema.tachyon_plain``), so that opening a file loads no
 construct; the sample region is only located (and decompressed on demand), never decoded here.
 
-The checks run in CPython 3.15.2's order (docs/format/reader.md#checks-at-open) so that a file
-CPython rejects fails here with the same message, as a :class:`FormatError` that names the offset
-and field. Files of the older layouts L1/L2 (3.15 pre-releases, same format_version) are recognised
-by the sniffing rule of docs/format/layout-history.md#sniffing and read as well.
+The checks (declared in :mod:`.checks`) run in CPython 3.15.2's order
+(docs/format/reader.md#checks-at-open) so that a file CPython rejects fails here with the same
+message, as a :class:`FormatError` that names the offset and field. One walk (:func:`walk`)
+makes them for all three readers: :func:`open_file` stops at the first problem, :func:`check_file`
+(``validate``) reports each and carries on, salvage keeps the parts that pass. Files of the older
+layouts L1/L2 (3.15 pre-releases, same format_version) are recognised by the sniffing rule of
+docs/format/layout-history.md#sniffing and read as well.
 """
 
 from __future__ import annotations
@@ -16,25 +20,39 @@ import contextlib
 import mmap
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Strings
+from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder
 
 from . import zstd
+from .checks import (
+    FOOTER_CHECKS,
+    FRAME_COUNT,
+    HEADER_CHECKS,
+    LEGACY,
+    MAGIC,
+    OFFSET_CHECKS,
+    STRING_COUNT,
+    TOO_SMALL,
+    Facts,
+    Mode,
+    is_legacy,
+    run,
+)
 from .get_info import info_of
+from .lenient_tables import scan_frames, scan_strings
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats
 from .tables import Layout, read_frames, read_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
-
-_header_at = plain.HEADER.offset  # where a header field lies, for the errors that name it
 
 KEEP_REGION = 16 << 20
 """A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
@@ -104,6 +122,12 @@ class TachyonFile:
             return None
         return config.capture_features
 
+    @property
+    def facts(self) -> Facts:
+        """What the declared checks (:mod:`.checks`) look at."""
+        return Facts(self.file_size, order=self.order, header=self.header, footer=self.footer,
+                     legacy=self.layout != "L3")
+
     def info(self) -> dict[str, Any]:
         """Exactly the keys and values of CPython's ``BinaryReader.get_info()``."""
         return info_of(self.header, self.footer,
@@ -166,18 +190,17 @@ class TachyonFile:
     def load_tables(self) -> None:
         """Parse the string and frame tables, each count checked right before its table
         (CPython's order: checks 15 to 20)."""
-        _check_string_count(self)
+        run((STRING_COUNT,), self.facts, "read")
         self.strings = read_strings(self.data, self.header.string_table_offset,
                                     self.footer.string_count)
-        _check_frame_count(self)
+        run((FRAME_COUNT,), self.facts, "read")
         self.frames, layout = read_frames(self.data, self.header.frame_table_offset,
                                           self.footer.frame_count, legacy=self.layout != "L3")
         self.layout = layout
 
     def check_table_counts(self) -> None:
         """Only the count checks of :meth:`load_tables` (both computed from the file size)."""
-        _check_string_count(self)
-        _check_frame_count(self)
+        run((STRING_COUNT, FRAME_COUNT), self.facts, "read")
 
     def close(self) -> None:
         if self.mapping is not None:
@@ -213,9 +236,11 @@ def open_file(
     """
     data, name, mapping = _load(source)
     try:
-        meta = _parse_metadata(data, legacy_layouts=legacy_layouts)
-        meta.name, meta.mapping = name, mapping
-        meta.max_region_size = max_region_size
+        plan = walk(data, "read", legacy_layouts=legacy_layouts)
+        meta = TachyonFile(data=data, order=plan.order, layout="L2" if plan.legacy else "L3",
+                           header=plan.header, footer=plan.footer, stats=plan.stats, name=name,
+                           mapping=mapping, max_region_size=max_region_size)
+        # (a legacy layout's L1 vs L2 is settled by the frame table)
         if tables:
             # zstd: CPython decompresses (check 14) before the tables
             meta.region_size(KEEP_READ_REGION if keep_region else KEEP_REGION)
@@ -237,143 +262,9 @@ def _load(source: Source) -> tuple[Any, str, mmap.mmap | None]:
     path = os.fspath(source)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        if size < spec.HEADER_SIZE:
-            raise FormatError("File too small for header", offset=0, path="header")
+        run((TOO_SMALL,), Facts(size), "read")  # (mmap cannot map an empty file)
         mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     return mapping, os.fsdecode(path), mapping
-
-
-def _parse_metadata(data, *, legacy_layouts: bool) -> TachyonFile:
-    size = len(data)
-    if size < spec.HEADER_SIZE:
-        raise FormatError("File too small for header", offset=0, path="header")
-    head = bytes(data[: spec.HEADER_SIZE])
-    order = spec.byte_order(head)
-    if order is None:
-        native = int.from_bytes(head[:4], "little")
-        raise FormatError(f"Invalid magic number: 0x{native:08x}", offset=0, path="header -> magic")
-    header = plain.HEADER.parse(head, order)
-    _check_version(header)
-    config = header.profiling_config
-    if config.mode_plus_one > 5:
-        raise FormatError(
-            f"Invalid profiling mode in header: {config.mode_plus_one}",
-            offset=_header_at("profiling_config"),
-            path="header -> profiling_config -> mode_plus_one",
-        )
-    footer = plain.FOOTER.parse(data, order, size - spec.FOOTER_SIZE)
-    layout: Layout = "L3"
-    if (
-        legacy_layouts
-        and not _l3_offsets_plausible(header, size)
-        and _legacy_offsets_plausible(data, order, size)
-    ):
-        header = plain.LEGACY_HEADER.parse(head, order)
-        layout = "L2"  # L1 vs L2 is settled by the frame table
-        stats = None
-    else:
-        stats = parse_stats(data, order)
-    _check_offsets(header, size)
-    meta = TachyonFile(data=data, order=order, layout=layout, header=header, footer=footer,
-                       stats=stats)
-    return meta
-
-
-def _check_version(header) -> None:
-    version = header.format_version
-    if version > spec.FORMAT_VERSION:
-        raise FormatError(
-            f"Binary file was created with Python {header.py_major}.{header.py_minor}."
-            f"{header.py_micro} (format version {version}), but this reader supports format"
-            f" version {spec.FORMAT_VERSION}",
-            offset=_header_at("format_version"),
-            path="header -> format_version",
-        )
-    if version < spec.FORMAT_VERSION:
-        raise FormatError(
-            f"Unsupported format version {version} (this reader supports version"
-            f" {spec.FORMAT_VERSION})",
-            offset=_header_at("format_version"),
-            path="header -> format_version",
-        )
-
-
-def _l3_offsets_plausible(header, size: int) -> bool:
-    """Spec §10 sniffing, rule 1."""
-    return (
-        spec.HEADER_SIZE
-        <= header.string_table_offset
-        <= header.frame_table_offset
-        <= size - spec.FOOTER_SIZE
-    )
-
-
-def _legacy_offsets_plausible(data, order: ByteOrder, size: int) -> bool:
-    """Spec §10 sniffing, rule 2: L1/L2 offsets at 36/44 and zero bytes 56..63."""
-    legacy = plain.LEGACY_HEADER.parse(data, order)
-    return (
-        spec.HEADER_SIZE
-        <= legacy.string_table_offset
-        <= legacy.frame_table_offset
-        <= size - spec.FOOTER_SIZE
-        and legacy.reserved_tail == bytes(8)
-    )
-
-
-def _check_offsets(header, size: int) -> None:
-    strings, frames = header.string_table_offset, header.frame_table_offset
-    if strings > size:
-        raise FormatError(
-            f"Invalid string table offset: {strings} exceeds file size {size}",
-            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
-        )
-    if frames > size:
-        raise FormatError(
-            f"Invalid frame table offset: {frames} exceeds file size {size}",
-            offset=_header_at("frame_table_offset"), path="header -> frame_table_offset",
-        )
-    if strings < spec.HEADER_SIZE:
-        raise FormatError(
-            f"Invalid string table offset: {strings} is before data section",
-            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
-        )
-    if frames < spec.HEADER_SIZE:
-        raise FormatError(
-            f"Invalid frame table offset: {frames} is before data section",
-            offset=_header_at("frame_table_offset"), path="header -> frame_table_offset",
-        )
-    if strings > frames:
-        raise FormatError(
-            f"Invalid table offsets: string table ({strings}) is after frame table ({frames})",
-            offset=_header_at("string_table_offset"), path="header -> string_table_offset",
-        )
-
-
-def _check_string_count(meta: TachyonFile) -> None:
-    """Spec §6.1 check 15; like check 18 it is computed from the whole file size."""
-    size = meta.file_size
-    footer_at = size - spec.FOOTER_SIZE
-    string_cap = (size - meta.header.string_table_offset) // spec.MIN_STRING_SIZE
-    if meta.footer.string_count > string_cap:
-        raise FormatError(
-            f"Invalid string count {meta.footer.string_count} exceeds maximum possible"
-            f" {string_cap}",
-            offset=footer_at, path="footer -> string_count",
-        )
-
-
-def _check_frame_count(meta: TachyonFile) -> None:
-    """Spec §6.1 check 18."""
-    size = meta.file_size
-    footer_at = size - spec.FOOTER_SIZE
-    # an L1 entry (3 varints) can be as small as 3 bytes; L1 and L2 are told apart later
-    min_frame = spec.MIN_FRAME_SIZE if meta.layout == "L3" else spec.MIN_LEGACY_FRAME_SIZE
-    frame_cap = (size - meta.header.frame_table_offset) // min_frame
-    if meta.footer.frame_count > frame_cap:
-        raise FormatError(
-            f"Invalid frame count {meta.footer.frame_count} exceeds maximum possible {frame_cap}",
-            offset=footer_at + plain.FOOTER.offset("frame_count"), path="footer -> frame_count",
-        )
 
 
 def info(source: Source) -> dict[str, Any]:
@@ -382,3 +273,184 @@ def info(source: Source) -> dict[str, Any]:
     with open_file(source, tables=False) as meta:
         meta.check_table_counts()  # CPython's get_info() needs an open that passed them
         return meta.info()
+
+
+# -- the walk: the parts in CPython's order, and the checks between them ----------------------
+
+KILLED = ("the header is the all-zero placeholder: the profiler was killed before it finished "
+          "writing (the sample records on disk are intact, the header, tables and footer were "
+          "never written); read(..., strict=False) recovers the samples")
+"""What ``validate`` adds to the magic's message for a file whose writer never ran
+``finalize()``."""
+
+
+@dataclass
+class Plan:
+    """What the file's parts say, as far as they passed their checks: the problems found
+    (every one, in mode ``validate``), and what the later steps (the tables, the records,
+    salvage) can rely on."""
+
+    facts: Facts
+    problems: list[Problem] = field(default_factory=list)
+    stats: Stats | None = None  # None: none in the file, or left out as bad
+    killed: bool = False  # the all-zero placeholder header
+    legacy: bool = False  # a pre-release layout (L1/L2), read by read() but not by CPython
+    region: tuple[int, int] | None = None  # file span of the sample region, when known
+    strings: Any = None  # what validate's table scan kept (model.Strings, model.Frames)
+    frames: Any = None
+    frame_offsets: list[int] = field(default_factory=list)
+
+    @property
+    def order(self) -> ByteOrder:
+        return self.facts.order or "<"
+
+    @property
+    def header(self) -> Any:
+        """The fields of plain.HEADER (plain.LEGACY_HEADER for a pre-release layout)."""
+        return self.facts.header
+
+    @property
+    def footer(self) -> Any:
+        return self.facts.footer
+
+    @property
+    def compressed(self) -> bool:
+        return self.header is not None and self.header.compression == spec.Compression.ZSTD
+
+
+def walk(data, mode: Mode, *, legacy_layouts: bool = True) -> Plan:
+    """The header, footer and statistics block of the file *data* (its bytes) parsed and
+    checked in CPython's order, up to the table offsets (checks 2 to 13), in mode *mode*; the
+    counts and the tables come later (:data:`.checks.STRING_COUNT`,
+    :data:`.checks.FRAME_COUNT`). ``legacy_layouts=False``: a pre-release layout is not
+    sniffed, so it fails as in CPython's reader."""
+    size = len(data)
+    plan = Plan(Facts(size, bytes(data[: spec.HEADER_SIZE])))
+    for check in (TOO_SMALL, MAGIC):  # nothing else can be read without them
+        problems = run((check,), plan.facts, mode)
+        if problems:
+            plan.killed = check is MAGIC and plan.facts.head == bytes(spec.HEADER_SIZE)
+            if plan.killed:
+                problems = [replace(problems[0], message=f"{problems[0].message}: {KILLED}")]
+            plan.problems += problems
+            return plan
+    head = plan.facts.head
+    order = spec.byte_order(head)
+    assert order is not None  # (MAGIC passed)
+    facts = plan.facts
+    facts.order, facts.header = order, plain.HEADER.parse(head, order)
+    plan.problems += run(HEADER_CHECKS, facts, mode)
+    facts.footer = plain.FOOTER.parse(data, order, size - spec.FOOTER_SIZE)
+    if legacy_layouts and is_legacy(data, facts.header, order):
+        plan.legacy = True
+        facts.header, facts.legacy = plain.LEGACY_HEADER.parse(head, order), True
+        if mode != "read":  # read() reads it; anything else wrong shows there
+            plan.problems += run((LEGACY,), facts, mode)
+            return plan
+    else:
+        try:
+            plan.stats = parse_stats(data, order)
+        except FormatError as exc:
+            if mode == "read":
+                raise
+            plan.problems.append(Problem.from_error(exc))
+    plan.problems += run(OFFSET_CHECKS, facts, mode)
+    if spec.HEADER_SIZE <= facts.header.string_table_offset <= size:
+        plan.region = (spec.HEADER_SIZE, facts.header.string_table_offset)
+    return plan
+
+
+# -- every problem, for validate --------------------------------------------------------------
+
+LISTED = 10
+"""Entries of one kind listed one by one before the rest are summed up in one problem."""
+
+
+def check_file(data) -> tuple[list[Problem], Plan]:
+    """Every problem of everything but the sample records of the file *data* (its bytes), each
+    reported and the checking carried on (docs/validation.md lists them all), and what the
+    record checks (:mod:`.region_checks`) can rely on.
+
+    The checks at open run as :func:`open_file` runs them (:func:`.checks.walk`), but a bad
+    statistics block is set aside, a bad mode or version does not stop the table checks, and
+    the tables are scanned entry by entry (:mod:`.lenient_tables`). Checks that CPython does
+    not make (the footer's file size, tables that do not meet, bytes that belong to no part)
+    report the file as ``inconsistent`` or add a ``note``; ``unreadable`` is kept for exactly
+    what CPython's reader rejects."""
+    plan = walk(data, "validate")
+    problems = plan.problems
+    if plan.header is None or plan.legacy:
+        return problems, plan
+    header = plan.header
+    if spec.HEADER_SIZE <= header.string_table_offset <= header.frame_table_offset <= len(data):
+        problems += _table_problems(data, plan)
+    problems += run(FOOTER_CHECKS, plan.facts, "validate")
+    return problems, plan
+
+
+def _stats_start(data, plan: Plan) -> int:
+    """Where the statistics block starts (the footer, when there is none)."""
+    footer_at = len(data) - spec.FOOTER_SIZE
+    if plan.stats is None:
+        return footer_at
+    trailer_at = footer_at - plain.STATS_TRAILER.size
+    return footer_at - plain.STATS_TRAILER.parse(data, plan.order, trailer_at).size
+
+
+def _table_problems(data, plan: Plan) -> list[Problem]:
+    """Checks 15 to 20 on every entry that parses, and where the tables end."""
+    facts = plan.facts
+    footer_at = len(data) - spec.FOOTER_SIZE
+    stats_start = _stats_start(data, plan)
+    strings_at, frames_at = facts.header.string_table_offset, facts.header.frame_table_offset
+    string_count, frame_count = facts.footer.string_count, facts.footer.frame_count
+    problems = run((STRING_COUNT,), facts, "validate")
+    plan.strings, scanned = scan_strings(data, strings_at, min(string_count, facts.string_cap))
+    if scanned.problem is not None:
+        problems.append(scanned.problem)
+    else:
+        bad = [i for i, ok in enumerate(plan.strings.is_valid_utf8()) if not ok]
+        problems += _each(bad, lambda i: Problem(
+            "note", "a string that is not valid UTF-8 (read with the invalid bytes replaced, "
+            "as CPython does)", offset=scanned.offsets[i], field=f"string_table -> [{i}]"),
+            "strings are not valid UTF-8")
+        if scanned.end != frames_at:
+            problems.append(Problem(
+                "inconsistent", "the string table does not end where the frame table starts",
+                offset=scanned.end, field="string_table", expected=str(frames_at),
+                found=str(scanned.end)))
+    problems += run((FRAME_COUNT,), facts, "validate")
+    plan.frames, frames_scanned = scan_frames(data, frames_at, min(frame_count, facts.frame_cap))
+    plan.frame_offsets = frames_scanned.offsets
+    if frames_scanned.problem is not None:
+        problems.append(frames_scanned.problem)
+    elif frames_scanned.end != stats_start:
+        part = "statistics block" if stats_start < footer_at else "footer"
+        runs_into = frames_scanned.end > stats_start
+        problems.append(Problem(
+            "inconsistent", f"the frame table runs into the {part} (CPython's reader parses "
+            "it to the end of the file)" if runs_into else
+            f"{stats_start - frames_scanned.end} bytes between the frame table and the {part} "
+            "belong to no part of the file", offset=frames_scanned.end, field="frame_table",
+            expected=f"it to end at {stats_start}", found=str(frames_scanned.end)))
+    frames = plan.frames
+    if scanned.problem is None:
+        bad = [i for i in range(len(frames)) if frames.filename[i] >= string_count
+               or frames.funcname[i] >= string_count]
+        problems += _each(bad, lambda i: Problem(
+            "inconsistent", "a frame names a string beyond the string table (a sample that "
+            "uses it makes the file unreadable)", offset=frames_scanned.offsets[i],
+            field=f"frame_table -> [{i}]", expected=f"string indices below {string_count}",
+            found=f"filename {frames.filename[i]}, funcname {frames.funcname[i]}"),
+            "frames name strings beyond the string table")
+    return problems
+
+
+def _each(indices: list[int], problem, summary: str) -> list[Problem]:
+    """``problem(i)`` for the first :data:`LISTED` of *indices*, then one that counts the rest
+    (with the severity of the others)."""
+    found = [problem(i) for i in indices[:LISTED]]
+    if len(indices) > LISTED:
+        found.append(Problem(found[0].severity, f"{len(indices) - LISTED} more {summary} "
+                             f"(entries {indices[LISTED]} to {indices[-1]}), not listed"))
+    return found

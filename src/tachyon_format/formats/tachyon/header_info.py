@@ -5,9 +5,10 @@ CPython's own reader (numpy and construct take most of a second to import on a b
 The declarations in ``schema.tachyon`` stay the spec: the layouts read here are their
 ``struct`` twins generated from them (``schema.tachyon_plain``), and the tests parse every
 field both ways on the golden files and on hypothesis-made headers. This module answers only
-for a well-formed file of the current layout (L3); anything else (a check that fails, a legacy
-layout, a legacy statistics block, a stream) goes to :func:`file.info`, which raises
-CPython's message, so that the answer and every error are the same either way.
+for a well-formed file of the current layout (L3), judged by the same declared checks as the
+full reader's (:mod:`.checks`); anything else (a check that fails, a legacy layout, a legacy
+statistics block, a stream) goes to :func:`.file.info`, which raises CPython's message, so
+that the answer and every error are the same either way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
+from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
 
 HEADER_SIZE, FOOTER_SIZE = spec.HEADER_SIZE, spec.FOOTER_SIZE
@@ -56,17 +58,15 @@ def plain_info(source) -> dict[str, Any]:
     order = spec.byte_order(head)
     if order is None:
         raise NotPlain
-    h = plain.HEADER.parse(head, order)
-    config = h.profiling_config
-    strings, frames = h.string_table_offset, h.frame_table_offset
-    if (h.format_version != spec.FORMAT_VERSION or config.mode_plus_one > 5
-            or not HEADER_SIZE <= strings <= frames <= size - FOOTER_SIZE):
-        raise NotPlain  # an error, or an older layout (docs/format/layout-history.md#sniffing)
+    header = plain.HEADER.parse(head, order)
     footer = plain.FOOTER.parse(tail, order, len(tail) - FOOTER_SIZE)
-    if (footer.string_count > (size - strings) // spec.MIN_STRING_SIZE
-            or footer.frame_count > (size - frames) // spec.MIN_FRAME_SIZE):
+    facts = Facts(size, head, order, header, footer)
+    # an error, or an older layout (docs/format/layout-history.md#sniffing): the full reader
+    # (the offsets in order between header and footer pass checks 9 to 13)
+    if not (l3_offsets_plausible(header, size)
+            and passes((*HEADER_CHECKS, STRING_COUNT, FRAME_COUNT), facts)):
         raise NotPlain
-    return info_of(h, footer, _stats(tail, order, size))
+    return info_of(header, footer, _stats(tail, order, size))
 
 
 def _ends(source) -> tuple[bytes, bytes, int]:

@@ -37,8 +37,7 @@ from tachyon_format.schema.leb128 import U32_MAX
 from ..sources import read_bytes
 from . import zstd
 from .facts import EXTRAS_KEY, Records, TachyonFacts
-from .file import Source
-from .file_checks import KILLED, check_file
+from .file import KILLED, Source, walk
 from .lenient_tables import scan_frames, scan_strings
 from .reader import meta_of
 from .reader import read as strict_read
@@ -123,7 +122,7 @@ class Recovered:
 
 def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered | None:
     """The readable parts of the file *data*; None when it is no Tachyon file at all."""
-    _, plan = check_file(data)
+    plan = walk(data, "salvage")
     size = len(data)
     problems: list[Problem] = []
     if plan.killed:

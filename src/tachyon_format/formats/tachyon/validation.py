@@ -3,8 +3,8 @@ ingestion pipelines (docs/validation.md lists every check).
 
 Three steps, each carrying on past what it can:
 
-1. :func:`.file_checks.check_file`: the header, statistics block, table offsets, tables (entry
-   by entry) and footer;
+1. :func:`.file.check_file`: the header, statistics block, table offsets, tables (entry by
+   entry) and footer;
 2. when nothing there stops CPython's reader, the fast decoder (``iter_batches``, in memory
    bounded by the batch size) reads every record as ``read`` does; if it gets through, the file
    is readable, and only the checks of what the parts say of each other remain (the thread
@@ -33,8 +33,7 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 
 from . import zstd
-from .file import Source
-from .file_checks import Plan, check_file
+from .file import Plan, Source, check_file
 from .reader import iter_batches
 from .region_checks import walk_region
 from .salvage import killed_summary
