@@ -28,14 +28,9 @@ SRC = REPO / "src" / PACKAGE
 NOT_YET_CHECKED = {
     # Known debts of issue 19: each reference named here is wrong today, and each entry goes
     # with the change that fixes that file (then this set is empty).
-    "src/tachyon_format/formats/tachyon/file.py",  # 'Spec §10', 'Spec §6.1'
-    "src/tachyon_format/formats/tachyon/file_checks.py",  # 'Spec §10'
     "src/tachyon_format/kernels/varint.py",  # 'STYLE.md 3.5', '§0.1'
     "src/tachyon_format/schema/primitives.py",  # tachyon_format.codec.kernels
     "docs/format/primitives.md",  # generated from schema/primitives.py: the same
-    # 'tests/test_bench.py' has moved to tests/tools/test_bench.py
-    "docs/benchmark.md",
-    "tools/make_fixtures.py",  # 'tests/reference.py' is tests/helpers/reference.py
 }
 """Files whose references are not checked yet (with what is wrong in each)."""
 

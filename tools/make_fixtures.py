@@ -89,7 +89,7 @@ PROFILED = (
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic files. A sample list uses the JSON-able description of ``tests/reference.py``:
+# Synthetic files. A sample list uses the JSON-able description of ``tests/helpers/reference.py``:
 # [[timestamp_us, [[interpreter_id, [[thread_id, status, [[filename, location, funcname,
 # opcode], ...]], ...]], ...]], ...] with frames innermost first and location a 4-list or None.
 
