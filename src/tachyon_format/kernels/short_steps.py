@@ -19,34 +19,35 @@ BLOCK = 512
 per block."""
 
 
-def walk_short_steps(nxt: npt.NDArray[np.integer], max_step: int,
+def walk_short_steps(nxt: npt.NDArray[np.integer], max_step: int, min_step: int = 1,
                      block: int = BLOCK) -> npt.NDArray[np.intp]:
     """Vectorised: the places ``0, nxt[0], nxt[nxt[0]], ...`` (in order) while they are below
-    ``nxt.size``, given ``0 < nxt[r] - r <= max_step`` for every ``r``, or ``nxt[r] >=
+    ``nxt.size``, given ``min_step <= nxt[r] - r <= max_step`` for every ``r``, or ``nxt[r] >=
     nxt.size`` (a place with no way on, where the path stops)."""
     size = nxt.size
     if size == 0:
         return np.zeros(0, np.intp)
     if block < max_step:
         raise ValueError("a block must be at least one step long")
+    dtype = np.int32 if size + block < 2**31 else np.int64
+    nxt = np.asarray(nxt, dtype)
     blocks = -(-size // block)
-    block_end = np.minimum((np.arange(blocks, dtype=np.intp) + 1) * block, size)
-    # 1. where the path leaves each block, for each phase it may enter it at
-    lane = np.arange(blocks * max_step, dtype=np.intp)
-    place = (lane // max_step) * block + lane % max_step
-    exits = np.full(lane.size, size, np.intp)
-    inside = place < block_end[lane // max_step]
-    lane, place = lane[inside], place[inside]
-    limit = block_end[lane // max_step]
-    while lane.size:
-        place = nxt[place].astype(np.intp)
-        left = place >= limit
-        exits[lane[left]] = place[left]
-        keep = ~left
-        lane, place, limit = lane[keep], place[keep], limit[keep]
-    # 2. the phase the path enters each block at (-1: the path stopped before it)
-    exits = exits.reshape(blocks, max_step).tolist()
-    entry = np.full(blocks, -1, np.intp)
+    steps = block // min_step + 1  # iterations that take every lane out of its block
+    block_end = np.minimum((np.arange(blocks, dtype=dtype) + 1) * block, size).astype(dtype)
+    # 1. where the path leaves each block, for each phase it may enter it at: every lane
+    #    steps until it is out of its block (then stays), no compaction
+    place = (np.arange(blocks, dtype=dtype) * block)[:, None] + np.arange(max_step, dtype=dtype)
+    place = place.ravel()
+    limit = np.repeat(block_end, max_step)
+    following = np.empty_like(place)
+    inside = np.empty(place.size, bool)
+    for _ in range(steps):
+        np.less(place, limit, out=inside)
+        np.take(nxt, place, mode="clip", out=following)
+        np.copyto(place, following, where=inside)
+    # 2. the place the path enters each block at (-1: the path stopped before it)
+    exits = place.reshape(blocks, max_step).tolist()
+    entry = np.full(blocks, -1, dtype)
     at = 0
     for b in range(blocks):
         phase = at - b * block
@@ -54,13 +55,16 @@ def walk_short_steps(nxt: npt.NDArray[np.integer], max_step: int,
             break
         entry[b] = at
         at = exits[b][phase]
-    # 3. each block walked on its true phase, marking the path
-    on_path = np.zeros(size, bool)
+    # 3. each block walked on its true phase, marking the path (places at or past the
+    #    block's end mark the spare last slot)
+    on_path = np.zeros(size + 1, bool)
     started = np.flatnonzero(entry >= 0)
     place, limit = entry[started], block_end[started]
-    while place.size:
-        on_path[place] = True
-        place = nxt[place].astype(np.intp)
-        keep = place < limit
-        place, limit = place[keep], limit[keep]
-    return np.flatnonzero(on_path)
+    following = np.empty_like(place)
+    inside = np.empty(place.size, bool)
+    for _ in range(steps):
+        np.less(place, limit, out=inside)
+        on_path[np.where(inside, place, size)] = True
+        np.take(nxt, place, mode="clip", out=following)
+        np.copyto(place, following, where=inside)
+    return np.flatnonzero(on_path[:size])

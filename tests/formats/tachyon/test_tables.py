@@ -155,23 +155,28 @@ def test_count_beyond_the_bytes_left_allocates_nothing_more():
     assert peak < 1 << 20
 
 
-@given(st.lists(st.integers(6, 7), max_size=300), st.integers(7, 40))
-def test_walk_short_steps_equals_a_loop(steps, block):
-    size = sum(steps) + 3
+@given(st.integers(1, 7), st.data(), st.integers(7, 40))
+def test_walk_short_steps_equals_a_loop(min_step, data, block):
+    steps = data.draw(st.lists(st.integers(min_step, 7), max_size=300))
+    size = sum(steps) + data.draw(st.integers(0, 8))
     nxt = np.full(size, size, np.int64)
     at = 0
     path = []
     for step in steps:
+        if at >= size:
+            break
         path.append(at)
         nxt[at] = at + step
         at += step
-    if at < size:
-        path.append(at)
-    # the places off the path step anywhere allowed
+    # the places off the path step anywhere allowed, or stop
     rng = np.random.default_rng(len(steps))
     off = np.setdiff1d(np.arange(size), path)
-    nxt[off] = off + rng.integers(1, 8, off.size)
-    assert walk_short_steps(nxt, 7, block).tolist() == path
+    nxt[off] = np.where(rng.random(off.size) < 0.1, size,
+                        off + rng.integers(min_step, 8, off.size))
+    if at < size:  # the path ends here
+        path.append(at)
+        nxt[at] = size + data.draw(st.integers(0, 3))
+    assert walk_short_steps(nxt, 7, min_step, block).tolist() == path
 
 
 def test_frame_table_memory_per_entry():

@@ -33,7 +33,6 @@ import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels.short_steps import walk_short_steps
-from tachyon_format.kernels.varint import decode_uleb128_ending_at
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
 from tachyon_format.schema.leb128 import U32_MAX, ULEB128_MAX_BYTES, LEB128Error, scan_uleb128
@@ -207,17 +206,18 @@ def _scan_frames(data, start: int, count: int, stop: int | None,
             # elsewhere one of its fields is longer than 10 bytes
             problem = _frame_problem(data, p, columns.count)
             break
-        first, ends = entries
-        keep = first.shape[0] if stop is None else int(np.searchsorted(first[:, 0], stop - p))
-        bad = columns.add(window, p, first[:keep], ends[:keep])
+        term, rank = entries
+        starts = _entry_starts(term, rank)
+        keep = rank.size if stop is None else int(np.searchsorted(starts, stop - p))
+        bad = columns.add(window, p, term, rank[:keep], starts[:keep])
         if bad is not None:
-            p += int(first[bad, 0])
+            p += int(starts[bad])
             problem = _frame_problem(data, p, columns.count)
             break
-        if keep < first.shape[0]:
-            p += int(first[keep, 0])
+        if keep < rank.size:
+            p += int(starts[keep])
             break
-        p += int(ends[-1, 5]) + 2
+        p += int(term[rank[-1] + 5]) + 2
     if problem is None and cap == columns.count < count and (stop is None or p < stop):
         problem = _frame_problem(data, p, cap)  # more entries than the bytes left can hold
     frames, found = columns.done()
@@ -225,36 +225,36 @@ def _scan_frames(data, start: int, count: int, stop: int | None,
 
 
 def _window_entries(window: npt.NDArray[np.uint8], limit: int):
-    """The whole entries (at most *limit*) that start at the start of *window*: each field's
-    first and last byte, as two (entries, 6) arrays; None if not even one fits."""
-    term = np.flatnonzero(window < 0x80)  # the last byte of every varint (and some opcodes)
+    """The whole entries (at most *limit*) that start at the start of *window*: the positions
+    of the varint terminators (bytes below 0x80) and the rank among them of each entry's
+    first terminator; None if not even one entry fits."""
+    term = np.flatnonzero(window < 0x80).astype(np.int32)  # (a window is far below 2 GiB)
     t = term.size
     if t < 6:
         return None
     # from the entry whose first field ends at terminator r, the next one's first field ends
     # at r + 6, or at r + 7 when the opcode byte after the sixth is itself below 0x80
-    opcode_at = term[5:] + 1
-    nxt = np.full(t, t, np.int32)  # t: the path ends (no whole entry from here)
-    steps = nxt[: t - 5]
-    steps[:] = np.arange(6, t + 1, dtype=np.int32)
-    steps[:-1] += term[6:] == opcode_at[:-1]
-    steps[opcode_at >= window.size] = t
-    del opcode_at
-    rank = walk_short_steps(nxt, 7)
-    del nxt, steps
-    # the path stops at the entry that is not whole within the window (if any)
+    nxt = np.arange(6, t + 6, dtype=np.int32)
+    nxt[: t - 6] += np.diff(term[5:]) == 1
+    nxt[t - 5 :] = t  # t: the path stops (not six varints left in the window)
+    rank = walk_short_steps(nxt, 7, 6)
+    del nxt
+    # the path ends with the entry that is not whole within the window, if any
     whole = rank.size
-    while whole and (rank[whole - 1] + 5 >= t or term[rank[whole - 1] + 5] + 1 >= window.size):
+    if whole and (rank[-1] + 5 >= t or term[rank[-1] + 5] + 1 >= window.size):
         whole -= 1
-    rank = rank[: min(whole, limit)]
-    if not rank.size:
+    if not whole:
         return None
-    ends = term[rank[:, None] + np.arange(6)]
-    first = np.empty_like(ends)
-    first[:, 1:] = ends[:, :-1] + 1
-    first[0, 0] = 0
-    first[1:, 0] = ends[:-1, 5] + 2
-    return first, ends
+    return term, rank[: min(whole, limit)]
+
+
+def _entry_starts(term: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Where each entry starts in its window: 0, then two bytes after the previous entry's
+    sixth terminator (past its opcode byte)."""
+    starts = np.empty(rank.size, np.int32)
+    starts[0] = 0
+    np.add(term[rank[:-1] + 5], 2, out=starts[1:])
+    return starts
 
 
 class _FrameColumns:
@@ -273,30 +273,32 @@ class _FrameColumns:
         self.opcode = np.empty(cap, np.int16)
         self.offsets = np.empty(cap if size is not None else 0, _offset_dtype(size or 0))
 
-    def add(self, window, at: int, first, ends) -> int | None:
+    def add(self, window, at: int, term, rank, starts) -> int | None:
         """Decode the entries of *window* (at file offset *at*) up to the first that is not
         valid, whose index in the window it returns (None if all are)."""
-        count = first.shape[0]
-        bad = ((ends - first) >= ULEB128_MAX_BYTES).any(axis=1)
+        count = rank.size
+        bad = np.zeros(count, bool)
         values = []
+        first = starts
         for k in range(6):
-            v = decode_uleb128_ending_at(window, ends[:, k], first[:, k])
-            bad |= v > U32_MAX
-            values.append(v)
+            last = term[rank + k]
+            values.append(_u32_varints(window, first, last, bad))
+            first = last + 1
+        opcode_at = last + 1
         stop = int(np.argmax(bad)) if bad.any() else count
         i = slice(self.count, self.count + stop)
         self.filename[i] = values[0][:stop]
         self.funcname[i] = values[1][:stop]
-        lineno, end_delta, column, end_delta_column = (_unzigzag(v[:stop]) for v in values[2:])
+        lineno, end_delta, column, end_column_delta = (_unzigzag(v[:stop]) for v in values[2:])
+        _rebase(lineno, end_delta, out=self.end_lineno[i])
+        _rebase(column, end_column_delta, out=self.end_column[i])
         self.lineno[i] = lineno
-        self.end_lineno[i] = _rebase(lineno, end_delta)
         self.column[i] = column
-        self.end_column[i] = _rebase(column, end_delta_column)
         opcode = self.opcode[i]
-        opcode[:] = window[ends[:stop, 5] + 1]
+        opcode[:] = window[opcode_at[:stop]]
         opcode[opcode == OPCODE_NONE] = -1
         if self.offsets.size:
-            self.offsets[i] = first[:stop, 0] + at
+            np.add(starts[:stop], at, out=self.offsets[i], casting="unsafe")
         self.count += stop
         return None if stop == count else stop
 
@@ -308,6 +310,28 @@ class _FrameColumns:
                                             self.end_lineno, self.column, self.end_column,
                                             self.opcode)))
         return frames, cut(self.offsets) if self.offsets.size else self.offsets
+
+
+def _u32_varints(window, first, last, bad) -> npt.NDArray[np.uint32]:
+    """The u32 varints from *first* to *last* (their terminator) in *window*, marking in *bad*
+    those that are not one (over 10 bytes, or a value beyond u32)."""
+    values = window[last].astype(np.uint32)  # one byte: the terminator is the value
+    multi = np.flatnonzero(last != first)
+    if not multi.size:
+        return values
+    end = last[multi]
+    length = end - first[multi] + 1
+    # from the last byte back (mod 2**64 like CPython's reader), the varints still longer
+    wide = (window[end].astype(np.uint64) << np.uint64(7)) | (window[end - 1] & 0x7F)
+    longer = np.flatnonzero(length > 2)
+    k = 2
+    while longer.size and k < ULEB128_MAX_BYTES:
+        wide[longer] = (wide[longer] << np.uint64(7)) | (window[end[longer] - k] & 0x7F)
+        k += 1
+        longer = longer[length[longer] > k]
+    bad[multi[(length > ULEB128_MAX_BYTES) | (wide > U32_MAX)]] = True
+    values[multi] = wide.astype(np.uint32)
+    return values
 
 
 def _frame_problem(data, at: int, index: int) -> Problem:
@@ -329,15 +353,14 @@ def _frame_problem(data, at: int, index: int) -> Problem:
     raise AssertionError(f"frame entry {index} at {at} is valid")
 
 
-def _unzigzag(u: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
+def _unzigzag(u: npt.NDArray[np.uint32]) -> npt.NDArray[np.int32]:
     """Zigzag u32 values to int32."""
-    z = u.astype(np.int64)
-    return ((z >> 1) ^ -(z & 1)).astype(np.int32)
+    return ((u >> np.uint32(1)) ^ -(u & np.uint32(1))).view(np.int32)
 
 
-def _rebase(start: np.ndarray, delta: np.ndarray) -> np.ndarray:
+def _rebase(start: np.ndarray, delta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``-1 if start == -1 else start + delta`` in int32 arithmetic (C's wrap-around)."""
-    end = (start.astype(np.int64) + delta).astype(np.int32)  # int32 wrap like the C reader
+    end = np.add(start, delta, out=out, dtype=np.int32, casting="unsafe")  # wraps like C
     end[start == -1] = -1
     return end
 
