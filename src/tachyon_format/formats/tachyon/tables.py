@@ -149,9 +149,9 @@ def _scan_strings(data, start: int, count: int, stop: int | None,
     # least one byte); a count that is not known (salvage) grows the columns as it goes
     cap = min(count, max(n - start, 0) // MIN_STRING_SIZE)
     size = min(cap, 1 << 16)
-    at = np.empty(size, np.int64)  # where each entry's length starts
+    at = np.empty(size, np.int64)  # where each entry (its length) starts
+    starts = np.empty(size, np.int64)  # and its bytes
     ends = np.empty(size, np.int64)
-    lengths = np.empty(size, np.int64)
     problem = None
     index = 0
     p = start
@@ -176,13 +176,11 @@ def _scan_strings(data, start: int, count: int, stop: int | None,
             break
         if index == size:
             size = min(cap, 2 * size)
-            at, ends, lengths = (np.resize(a, size) for a in (at, ends, lengths))
-        at[index], ends[index], lengths[index] = p, after + length, length
+            at, starts, ends = (np.resize(a, size) for a in (at, starts, ends))
+        at[index], starts[index], ends[index] = p, after, after + length
         p = after + length
         index += 1
-    ends = ends[:index]
-    starts = ends - lengths[:index]
-    strings = Strings(bytes(view[start:p]), starts - start, ends - start)
+    strings = Strings(bytes(view[start:p]), starts[:index] - start, ends[:index] - start)
     found = EntryOffsets(_narrow(at[:index], n) if offsets else at[:0])
     return strings, ScannedTable(index, p, problem, found)
 
