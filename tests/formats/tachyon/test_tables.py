@@ -143,6 +143,21 @@ def test_frame_scan_stops_at_end_and_spans_windows(monkeypatch):
     _same(frames, _expected_frames(blob, 0, 201)[0])
 
 
+@pytest.mark.parametrize(("head", "name"), [(b"", "filename"), (b"\x80\x00", "funcname")])
+def test_a_table_of_continuation_bytes_breaks_at_its_first_field(head, name):
+    """Megabytes with no entry in them (no terminator at all, or a field of 2 bytes then a
+    long run): the first field that breaks is named, in both modes, and nothing is kept."""
+    blob = b"\x05" * 7 + head + b"\xff" * (3 << 20)
+    frames, scanned = tables.scan_frames(blob, 7, 1000)
+    assert len(frames) == 0 and (scanned.problem.offset, scanned.problem.field) == (
+        7 + len(head), f"frame_table -> [0] -> {name}")
+    frames, scanned = tables.scan_frames(blob, 0, 1000)
+    assert len(frames) == 1 and scanned.problem.field.startswith("frame_table -> [1] -> ")
+    with pytest.raises(FormatError, match=f"Malformed varint in frame table \\({name}\\)"):
+        tables.read_frames(blob, 7, 1000, legacy=False)
+    assert len(tables.read_frames(blob, 7, 0, legacy=False)[0]) == 0
+
+
 def test_count_beyond_the_bytes_left_allocates_nothing_more():
     """A count of 4 G entries over a few bytes: the truncation is reported, nothing of the
     count's size allocated."""
