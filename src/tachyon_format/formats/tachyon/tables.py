@@ -22,6 +22,7 @@ Pre-release layouts (L2, L1) go through the construct declarations.
 
 from __future__ import annotations
 
+import array
 import functools
 import io
 from collections.abc import Sequence
@@ -39,7 +40,6 @@ from tachyon_format.schema.leb128 import U32_MAX, ULEB128_MAX_BYTES, LEB128Error
 from tachyon_format.schema.tachyon_values import (
     FOOTER_SIZE,
     MIN_FRAME_SIZE,
-    MIN_STRING_SIZE,
     OPCODE_NONE,
 )
 
@@ -145,43 +145,44 @@ def _scan_strings(data, start: int, count: int, stop: int | None,
                   *, offsets: bool) -> tuple[Strings, ScannedTable]:
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     n = len(view)
-    # the count is capped by the bytes left before anything is allocated (an entry is at
-    # least one byte); a count that is not known (salvage) grows the columns as it goes
-    cap = min(count, max(n - start, 0) // MIN_STRING_SIZE)
-    size = min(cap, 1 << 16)
-    at = np.empty(size, np.int64)  # where each entry (its length) starts
-    starts = np.empty(size, np.int64)  # and its bytes
-    ends = np.empty(size, np.int64)
+    # where each entry starts and where its bytes start, as C integers (its bytes end where
+    # the next entry starts); the columns grow with the entries found, never with the count
+    at, text_at = array.array("q"), array.array("q")
     problem = None
     index = 0
     p = start
-    window_at, window = p, b""
-    while index < count and (stop is None or p < stop):  # (index stays below cap)
-        if p + ULEB128_MAX_BYTES > window_at + len(window) and window_at + len(window) < n:
+    window_at, window, window_end = p, b"", p
+    while index < count and (stop is None or p < stop):
+        if p + ULEB128_MAX_BYTES > window_end and window_end < n:
             window_at, window = p, bytes(view[p : p + WINDOW])  # (a copy of a window only)
+            window_end = p + len(window)
         local = p - window_at
-        try:
-            length, after = scan_uleb128(window, local, len(window))
-        except LEB128Error:
-            length = None
-        if length is None or length > U32_MAX:
-            problem = Problem("unreadable", "Malformed varint in string table", offset=p,
-                              field=f"string_table -> [{index}]")
-            break
-        after += window_at
+        if p < window_end and window[local] < 0x80:  # a one-byte length, the usual case
+            length, after = window[local], p + 1
+        else:
+            try:
+                length, after = scan_uleb128(window, local, len(window))
+            except LEB128Error:
+                length = None
+            if length is None or length > U32_MAX:
+                problem = Problem("unreadable", "Malformed varint in string table", offset=p,
+                                  field=f"string_table -> [{index}]")
+                break
+            after += window_at
         if after + length > n:
             problem = Problem("unreadable", "String table overflow", offset=p,
                               field=f"string_table -> [{index}]",
                               expected=f"{length} bytes", found=f"{n - after} before the end")
             break
-        if index == size:
-            size = min(cap, 2 * size)
-            at, starts, ends = (np.resize(a, size) for a in (at, starts, ends))
-        at[index], starts[index], ends[index] = p, after, after + length
+        at.append(p)
+        text_at.append(after)
         p = after + length
         index += 1
-    strings = Strings(bytes(view[start:p]), starts[:index] - start, ends[:index] - start)
-    found = EntryOffsets(_narrow(at[:index], n) if offsets else at[:0])
+    entry_at = np.frombuffer(at, np.int64) if index else np.zeros(0, np.int64)
+    starts = np.frombuffer(text_at, np.int64) - start if index else entry_at
+    ends = np.append(entry_at[1:], p) - start if index else entry_at
+    strings = Strings(bytes(view[start:p]), starts, ends)
+    found = EntryOffsets(_narrow(entry_at, n) if offsets else entry_at[:0])
     return strings, ScannedTable(index, p, problem, found)
 
 
