@@ -13,10 +13,11 @@ offset of the field that breaks.
 
 Tier (c): the frame table is decoded a window of bytes at a time with numpy (the entries'
 boundaries by :func:`~tachyon_format.kernels.short_steps.walk_short_steps` over the varint
-terminators, the fields by the varint kernel), into columns allocated once from the entry
-count capped by the bytes left; a broken entry is then parsed alone to say what breaks. The
+terminators, then each field from its first and last byte, widened to 64 bits only where it
+is longer than one byte), into columns allocated once from the entry count capped by the
+bytes left; a broken entry is then parsed alone to say what breaks. The
 string table (a length then that many bytes: each entry's start depends on the previous one's
-length) is a tier (d) scan, one short loop iteration per entry into preallocated columns.
+length) is a tier (d) scan, one short loop iteration per entry into arrays of C integers.
 Pre-release layouts (L2, L1) go through the construct declarations.
 """
 
