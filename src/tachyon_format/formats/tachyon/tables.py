@@ -51,9 +51,10 @@ FRAME_FIELDS = ("filename", "funcname", "lineno", "end_lineno_delta", "column",
                 "end_column_delta")
 """The varint fields of a frame entry, named as CPython's messages name them."""
 
-WINDOW = 1 << 20
-"""Bytes of the frame table decoded at a time: what the scan holds beyond its columns is a
-few times this, whatever the table's size."""
+WINDOW = 1 << 19
+"""Bytes of a table decoded at a time: what the scan holds beyond its columns is a few times
+this, whatever the table's size (and a window that stays in cache is faster than a larger
+one: 512 KiB measured best of 256 KiB to 2 MiB)."""
 
 
 class EntryOffsets(Sequence[int]):
