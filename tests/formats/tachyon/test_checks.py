@@ -58,7 +58,6 @@ def fails_at_open(data: bytes) -> bool:
 
 
 FILE_LEVEL = [case for case in CASES if case[2] == "unreadable" and fails_at_open(case[1])]
-TABLE_ENTRIES = {"string entry", "frame entry"}
 
 
 def where_read_fails(data: bytes) -> tuple[str | None, int | None]:
@@ -82,11 +81,8 @@ def where_salvage_fails(data: bytes) -> tuple[str | None, int | None]:
 
 
 @pytest.mark.parametrize("name, data, field, offset", [
-    pytest.param(name, data, field, offset, marks=[pytest.mark.xfail(
-        strict=True, reason="the strict table reader names an entry 'string_table -> 0', the "
-        "lenient one 'string_table -> [0]', until the two table scanners are one")]
-        if name in TABLE_ENTRIES else [])
-    for name, data, _, _, offset, field, _, _ in FILE_LEVEL], ids=[c[0] for c in FILE_LEVEL])
+    (name, data, field, offset) for name, data, _, _, offset, field, _, _ in FILE_LEVEL],
+    ids=[c[0] for c in FILE_LEVEL])
 def test_read_validate_and_salvage_name_the_same_field_and_offset(name, data, field, offset):
     assert where_validate_fails(data) == (field, offset)
     assert where_read_fails(data) == (field, offset)
@@ -163,11 +159,6 @@ def test_read_and_validate_stop_at_the_same_problem(draw):
         error = exc
     else:
         event("opens")
-        return
-    if error.path.startswith(("string_table", "frame_table")):
-        # the strict and the lenient table scanners still differ (see the xfails above):
-        # compared here once they are one
-        event("rejected in a table")
         return
     event(f"rejected at {error.path}")
     first = next(p for p in tachyon_format.validate(data, format="tachyon") if p.fatal)

@@ -1,14 +1,24 @@
-"""The string and frame tables: the scanned and vectorised paths against the construct
-declarations, which say what each entry is."""
+"""The string and frame tables: the one scanner against the construct declarations (which say
+what each entry is) and against a scalar walk (which says where an entry breaks), in both
+modes (``read_*`` raises the problem that ``scan_*`` reports), and its memory."""
 
 from __future__ import annotations
 
+import io
+import tracemalloc
+
 import construct as cs
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tachyon_format
+from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon import tables
+from tachyon_format.kernels.short_steps import walk_short_steps
 from tachyon_format.schema import tachyon as spec
+from tests.helpers.big_tables import frame_table_bytes, with_frames
 
 _U32 = st.integers(0, 0xFFFFFFFF)
 _I32 = st.integers(-(2**31), 2**31 - 1)
@@ -16,54 +26,199 @@ _FRAME_ENTRY = st.fixed_dictionaries({
     "filename_idx": _U32, "funcname_idx": _U32, "lineno": _I32, "end_lineno_delta": _I32,
     "column": _I32, "end_column_delta": _I32, "opcode": st.none() | st.integers(0, 254),
 })
+_FIELDS = tuple(sub.name for sub in spec.FRAME.subcons)
 
 
 def _padded(varint: bytes, extra: int) -> bytes:
-    """The same value with *extra* redundant continuation groups (still <= 10 bytes)."""
+    """The same value with *extra* redundant continuation groups."""
     if not extra:
         return varint
     return bytes([b | 0x80 for b in varint]) + b"\x80" * (extra - 1) + b"\x00"
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_FRAME_ENTRY, max_size=40), st.binary(max_size=8), st.data())
-def test_fast_frame_table_equals_construct(entries, tail, data):
-    raw = b"".join(spec.FRAME.build(e) for e in entries)
-    if entries and data.draw(st.booleans()):  # a non-canonical (padded) first field
-        first = spec.FRAME.build(entries[0])
-        length = len(spec.FRAME.subcons[0].build(entries[0]["filename_idx"]))
-        extra = data.draw(st.integers(1, 10 - length))
-        raw = _padded(first[:length], extra) + raw[length:]
-    cut = data.draw(st.integers(0, len(raw)))  # truncated tables must not pass the fast path
-    blob = raw[:cut] + (tail if cut == len(raw) else b"")
-    fast = tables.fast_frames(memoryview(blob), len(entries))
-    try:
-        expected = tables.frames_from_entries(
-            cs.Array(len(entries), spec.FRAME).parse(blob))
-    except cs.ConstructError:
-        assert fast is None
-        return
-    if fast is None:  # allowed: construct then decides (e.g. a padded varint)
-        return
-    frames, size = fast
-    assert size == len(raw)
+def _expected_frames(blob: bytes, at: int, count: int):
+    """What the declarations make of the table: (frames, end) or the entry index, field and
+    offset where the parse breaks (an entry parsed field by field to find which)."""
+    stream = io.BytesIO(blob[at:])
+    entries = []
+    for index in range(count):
+        values = {}
+        for sub in spec.FRAME.subcons:
+            field_at = at + stream.tell()
+            try:
+                values[sub.name] = sub.parse_stream(stream)
+            except cs.ConstructError:
+                return index, sub.name, field_at
+        entries.append(cs.Container(values))
+    return tables.frames_from_entries(entries), at + stream.tell()
+
+
+def _same(frames, expected) -> None:
     for name, column in expected.columns().items():
         got = frames.columns()[name]
         assert got.dtype == column.dtype, name
         assert got.tolist() == column.tolist(), name
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FRAME_ENTRY, max_size=40), st.binary(max_size=12), st.data())
+def test_frame_scan_equals_construct(entries, tail, data):
+    raw = [spec.FRAME.build(e) for e in entries]
+    for k in data.draw(st.lists(st.integers(0, max(len(raw) - 1, 0)), max_size=3)):
+        if raw:  # a non-canonical (padded) field, sometimes longer than 10 bytes
+            name = data.draw(st.sampled_from(_FIELDS[:6]))
+            i = _FIELDS.index(name)
+            parts = [spec.FRAME.subcons[j].build(entries[k][_FIELDS[j]]) for j in range(7)]
+            parts[i] = _padded(parts[i], data.draw(st.integers(1, 11)))
+            raw[k] = b"".join(parts)
+    body = b"".join(raw)
+    cut = data.draw(st.integers(0, len(body)))
+    lead = data.draw(st.binary(max_size=3))
+    blob = lead + body[:cut] + (tail if cut == len(body) else b"")
+    expected = _expected_frames(blob, len(lead), len(entries))
+    frames, scanned = tables.scan_frames(blob, len(lead), len(entries))
+    if len(expected) == 3:
+        index, name, offset = expected
+        field = tables.FRAME_FIELDS[_FIELDS.index(name)] if name != "opcode" else "opcode"
+        assert scanned.problem is not None
+        assert (scanned.count, scanned.problem.field, scanned.problem.offset) == (
+            index, f"frame_table -> [{index}] -> {field}", offset)
+        assert len(frames) == index
+        with pytest.raises(FormatError) as caught:
+            tables.read_frames(blob, len(lead), len(entries), legacy=False)
+        assert (caught.value.message, caught.value.offset, caught.value.path) == (
+            scanned.problem.message, scanned.problem.offset, scanned.problem.field)
+        return
+    columns, end = expected
+    assert scanned.problem is None and scanned.end == end
+    _same(frames, columns)
+    _same(tables.read_frames(blob, len(lead), len(entries), legacy=False)[0], columns)
+    assert list(scanned.offsets) == [len(lead) + sum(map(len, raw[:i]))
+                                     for i in range(len(entries))]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=300), max_size=20), st.integers(0, 400), st.data())
-def test_string_spans_equal_construct(texts, cut, data):
+def test_string_scan_equals_construct(texts, cut, data):
     raw = b"".join(spec.STRING.build({"text": t}) for t in texts)
     blob = raw[: min(cut, len(raw))] if data.draw(st.booleans()) else raw
-    spans = tables.string_spans(memoryview(blob), len(texts))
+    strings, scanned = tables.scan_strings(blob, 0, len(texts))
     try:
         expected = [s.text for s in cs.Array(len(texts), spec.STRING).parse(blob)]
     except cs.ConstructError:
-        assert spans is None
+        assert scanned.problem is not None
+        assert scanned.problem.field == f"string_table -> [{scanned.count}]"
+        assert strings.raws() == texts[: scanned.count]
+        with pytest.raises(FormatError, match=scanned.problem.message) as caught:
+            tables.read_strings(blob, 0, len(texts))
+        assert caught.value.path == scanned.problem.field
         return
-    assert [blob[a:b] for a, b in zip(*spans, strict=True)] == expected
+    assert scanned.problem is None and strings.raws() == expected
+    assert tables.read_strings(blob, 0, len(texts)).raws() == expected
 
 
+def test_string_errors_name_the_entry_in_both_modes():
+    blob = spec.STRING.build({"text": b"ab"}) + b"\xff" * 11
+    _, scanned = tables.scan_strings(blob, 0, 2)
+    assert (scanned.problem.message, scanned.problem.offset, scanned.problem.field) == (
+        "Malformed varint in string table", 3, "string_table -> [1]")
+    with pytest.raises(FormatError) as caught:
+        tables.read_strings(blob, 0, 2)
+    assert (caught.value.offset, caught.value.path) == (3, "string_table -> [1]")
+
+
+def test_frame_scan_stops_at_end_and_spans_windows(monkeypatch):
+    """Tables of many windows (a window of 64 bytes here), and ``end``: no entry starting at or
+    after it is read."""
+    monkeypatch.setattr(tables, "WINDOW", 64)
+    blob = frame_table_bytes(500, 300, seed=3)
+    expected, end = _expected_frames(blob, 0, 500)
+    frames, scanned = tables.scan_frames(blob, 0, 500)
+    _same(frames, expected)
+    assert scanned.end == end == len(blob) and scanned.problem is None
+    starts = list(scanned.offsets)
+    frames, scanned = tables.scan_frames(blob, 0, 500, end=starts[200] + 1)
+    assert scanned.count == len(frames) == 201 and scanned.problem is None
+    assert scanned.end == starts[201]
+    _same(frames, _expected_frames(blob, 0, 201)[0])
+
+
+@pytest.mark.parametrize(("head", "name"), [(b"", "filename"), (b"\x80\x00", "funcname")])
+def test_a_table_of_continuation_bytes_breaks_at_its_first_field(head, name):
+    """Megabytes with no entry in them (no terminator at all, or a field of 2 bytes then a
+    long run): the first field that breaks is named, in both modes, and nothing is kept."""
+    blob = b"\x05" * 7 + head + b"\xff" * (3 << 20)
+    frames, scanned = tables.scan_frames(blob, 7, 1000)
+    assert len(frames) == 0 and (scanned.problem.offset, scanned.problem.field) == (
+        7 + len(head), f"frame_table -> [0] -> {name}")
+    frames, scanned = tables.scan_frames(blob, 0, 1000)
+    assert len(frames) == 1 and scanned.problem.field.startswith("frame_table -> [1] -> ")
+    with pytest.raises(FormatError, match=f"Malformed varint in frame table \\({name}\\)"):
+        tables.read_frames(blob, 7, 1000, legacy=False)
+    assert len(tables.read_frames(blob, 7, 0, legacy=False)[0]) == 0
+
+
+def test_count_beyond_the_bytes_left_allocates_nothing_more():
+    """A count of 4 G entries over a few bytes: the truncation is reported, nothing of the
+    count's size allocated."""
+    blob = frame_table_bytes(10, 5)
+    tracemalloc.start()
+    frames, scanned = tables.scan_frames(blob, 0, 0xFFFFFFFF)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(frames) == 10 and scanned.problem.message.startswith("Malformed varint")
+    assert peak < 1 << 20
+
+
+@given(st.integers(1, 7), st.data(), st.integers(7, 40))
+def test_walk_short_steps_equals_a_loop(min_step, data, block):
+    steps = data.draw(st.lists(st.integers(min_step, 7), max_size=300))
+    size = sum(steps) + data.draw(st.integers(0, 8))
+    nxt = np.full(size, size, np.int64)
+    at = 0
+    path = []
+    for step in steps:
+        if at >= size:
+            break
+        path.append(at)
+        nxt[at] = at + step
+        at += step
+    # the places off the path step anywhere allowed, or stop
+    rng = np.random.default_rng(len(steps))
+    off = np.setdiff1d(np.arange(size), path)
+    nxt[off] = np.where(rng.random(off.size) < 0.1, size,
+                        off + rng.integers(min_step, 8, off.size))
+    if at < size:  # the path ends here
+        path.append(at)
+        nxt[at] = size + data.draw(st.integers(0, 3))
+    assert walk_short_steps(nxt, 7, min_step, block).tolist() == path
+
+
+def test_frame_table_memory_per_entry():
+    """200 k entries: the scan holds its columns (26 bytes an entry) and a window, not a
+    Python object or an int64 row per entry (about 580 bytes an entry before)."""
+    count = 200_000
+    data = with_frames(count)
+    tracemalloc.start()
+    profile = tachyon_format.read(data)
+    read_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    tachyon_format.validate(data, format="tachyon")
+    validate_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(profile.frames) == count + 17
+    # columns 26 B/entry + the file's bytes (~8 B/entry) + windows: 80 B/entry is generous
+    assert read_peak < 80 * count + (32 << 20), read_peak
+    assert validate_peak < 120 * count + (32 << 20), validate_peak
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("count", [2_000_000, 5_000_000])
+def test_frame_table_memory_at_full_size(count):
+    data = with_frames(count)
+    tracemalloc.start()
+    profile = tachyon_format.read(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(profile.frames) == count + 17
+    assert peak < 60 * count + (64 << 20), peak

@@ -46,11 +46,10 @@ from .checks import (
     run,
 )
 from .get_info import info_of
-from .lenient_tables import scan_frames, scan_strings
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats
-from .tables import Layout, read_frames, read_strings
+from .tables import Layout, frame_strings_ok, read_frames, read_strings, scan_frames, scan_strings
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
@@ -373,7 +372,7 @@ def check_file(data) -> tuple[list[Problem], Plan]:
 
     The checks at open run as :func:`open_file` runs them (:func:`.checks.walk`), but a bad
     statistics block is set aside, a bad mode or version does not stop the table checks, and
-    the tables are scanned entry by entry (:mod:`.lenient_tables`). Checks that CPython does
+    the tables are scanned entry by entry (:mod:`.tables`). Checks that CPython does
     not make (the footer's file size, tables that do not meet, bytes that belong to no part)
     report the file as ``inconsistent`` or add a ``note``; ``unreadable`` is kept for exactly
     what CPython's reader rejects."""
@@ -435,8 +434,7 @@ def _table_problems(data, plan: Plan) -> list[Problem]:
             expected=f"it to end at {stats_start}", found=str(frames_scanned.end)))
     frames = plan.frames
     if scanned.problem is None:
-        bad = [i for i in range(len(frames)) if frames.filename[i] >= string_count
-               or frames.funcname[i] >= string_count]
+        bad = (~frame_strings_ok(frames, string_count)).nonzero()[0].tolist()
         problems += _each(bad, lambda i: Problem(
             "inconsistent", "a frame names a string beyond the string table (a sample that "
             "uses it makes the file unreadable)", offset=frames_scanned.offsets[i],

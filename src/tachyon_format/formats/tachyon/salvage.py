@@ -12,7 +12,7 @@ one by one, each as far as it goes:
 * the sample region: every whole record up to the first that is cut short or broken (a zstd
   region as far as it decompresses), decoded by the usual decoder with no limit on threads or
   frame indices;
-* the string and frame tables: the entries that parse (:mod:`.lenient_tables`), their counts
+* the string and frame tables: the entries that parse (:mod:`.tables`), their counts
   from the footer when its file size is right, else as many as fit before the next part;
   frames the samples use but the table lacks are named ``<frame N>`` in ``<unknown>``;
 * a damaged statistics block is left out.
@@ -38,13 +38,13 @@ from ..sources import read_bytes
 from . import zstd
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import KILLED, Source, walk
-from .lenient_tables import scan_frames, scan_strings
 from .reader import meta_of
 from .reader import read as strict_read
 from .region.columns import GrowingColumns
 from .region.counting import SampleCounts
 from .region.decoder import SampleDecoder
 from .stats import KEYS as STATS_KEYS
+from .tables import scan_frames, scan_strings
 
 SALVAGE_KEY = "salvage"
 """``profile.extras[SALVAGE_KEY]``: the list of problems, ``[]`` for a file read whole."""
