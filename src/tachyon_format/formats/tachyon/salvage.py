@@ -290,9 +290,13 @@ def _decode(data: bytes, start: int, end: int, *, order: Literal["<", ">"], star
     except FormatError as exc:
         at = exc.offset if exc.offset is not None else fed
         what = "a record cut short" if cut else f"a broken record ({exc.message})"
+        if records.size and int(records.view("offset")[-1]) == at:
+            # a REPEAT longer than a chunk, committed as its entries came: those are kept
+            loss = "the entries before the problem are kept, the rest of the record is lost"
+        else:
+            loss = f"the {fed - at} bytes from there on are lost"
         lost.append(Problem("note", f"the sample region holds {what} at region offset {at}: "
-                            f"the {fed - at} bytes from there on are lost", offset=at,
-                            record=exc.record, region=True))
+                            f"{loss}", offset=at, record=exc.record, region=True))
     return decoder, samples.finish(), Records(**records.finish()), lost
 
 
