@@ -13,12 +13,14 @@ Usage::
                                               # a valid file around a mutated sample region
 
 Each input goes through the public verbs only: ``sniff``, then ``read``, ``iter_batches``
-(where the format has it), ``info`` and ``validate``, with the sniffed format (or, when
-nothing claims the bytes, one chosen from them, so that every reader sees mutated data).
-``FormatError`` is the expected answer to bad input; anything else, an input slower than
-``--max-seconds`` or a ``MemoryError`` under the address-space cap (``--max-mb``) is a crash:
-it is written to ``--crash-dir`` with its traceback and fuzzing goes on (``--stop-on-crash``
-stops instead). ``validate`` must never raise at all.
+(where the format has it), ``info``, ``read(..., strict=False)`` (``salvage``, where the
+format has it: Tachyon) and ``validate``, with the sniffed format (or, when nothing claims
+the bytes, one chosen from them, so that every reader sees mutated data). ``FormatError`` is
+the expected answer to bad input; anything else, an input slower than ``--max-seconds`` or a
+``MemoryError`` under the address-space cap (``--max-mb``) is a crash: it is written to
+``--crash-dir`` with its traceback and fuzzing goes on (``--stop-on-crash`` stops instead).
+``validate`` must never raise at all; salvage must list what it lost as its contract says
+(:func:`check_salvaged`).
 
 The seed corpus is every golden file in ``tests/data`` and, when present, the third-party
 files in ``../shared/fixtures``, plus the Tachyon golden files converted by the library's
@@ -59,6 +61,7 @@ import traceback
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO / "tests" / "data"
@@ -120,6 +123,15 @@ def write_seed_corpus(directory: Path, formats: list[str] | None = None) -> int:
 # -- one input ---------------------------------------------------------------------------------
 
 
+class Reached(NamedTuple):
+    """How deep one input got: ``read`` gave a profile or failed inside a Tachyon sample
+    region (``samples``); the strict read failed and salvage still gave a profile
+    (``salvaged``)."""
+
+    samples: bool
+    salvaged: bool
+
+
 class Crash(Exception):
     """An input answered with something other than a result or ``FormatError``."""
 
@@ -147,12 +159,12 @@ def readable_formats() -> list[str]:
     return [name for name, f in FORMATS.items() if f.can_read]
 
 
-def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None) -> bool:
+def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None
+             ) -> Reached:
     """Run every public verb on *data*; raise :class:`Crash` for anything but a result or
     ``FormatError`` (or a verb slower than *max_seconds*). *formats* limits the formats
     tried (the sniffed one, if in the list, else one of the list chosen from the bytes).
-    Whether ``read`` got to the samples: it gave a profile, or an error inside a Tachyon
-    sample region (how deep the mutated inputs get)."""
+    How deep the mutated input got: :class:`Reached`."""
     import tachyon_format
     from tachyon_format import FORMATS, FormatError
 
@@ -176,13 +188,18 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
     ]
     if chosen.verb("iter_batches") is not None:
         verbs.append(("iter_batches", consume_batches))
-    read_ok = False
+    if chosen.verb("salvage") is not None:
+        verbs.append(("salvage", lambda: check_salvaged(tachyon_format.read(
+            data, format=forced, strict=False, **options))))
+    read_ok = read_failed = salvaged = False
     for verb, call in verbs:
         started = time.monotonic()
         try:
             call()
             read_ok = read_ok or verb == "read"
+            salvaged = salvaged or verb == "salvage" and read_failed
         except FormatError as exc:
+            read_failed = read_failed or verb == "read"
             read_ok = read_ok or verb == "read" and "(region offset" in str(exc)
         except Exception as exc:  # noqa: BLE001 - anything else is what we look for
             raise Crash(verb, name, exc) from exc
@@ -193,9 +210,28 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
     except Exception as exc:  # noqa: BLE001 - validate never raises
         raise Crash("validate", name, exc) from exc
     _check_time("validate", name, started, max_seconds)
-    return read_ok
     if not isinstance(problems, list):
         raise Crash("validate", name, None, f"returned {type(problems).__name__}, not a list")
+    return Reached(read_ok, salvaged)
+
+
+class SalvageContractError(AssertionError):
+    """``read(..., strict=False)`` returned a profile that breaks its contract."""
+
+
+def check_salvaged(profile) -> None:
+    """The contract of salvage (docs/validation.md#salvage): ``extras["salvage"]`` is a list
+    of problems, empty for a file read whole, else first why the strict read failed (fatal),
+    then what was lost (notes); the sample columns are of one length."""
+    problems = profile.extras.get("salvage")
+    if not isinstance(problems, list):
+        raise SalvageContractError(f"extras['salvage'] is {type(problems).__name__}")
+    if problems and (not problems[0].fatal or any(p.fatal for p in problems[1:])):
+        raise SalvageContractError(f"fatal problems out of place: {problems}")
+    samples = profile.samples
+    if samples.thread.size != samples.stack.size or (
+            samples.stack.size and int(samples.stack.max()) >= len(profile.stacks)):
+        raise SalvageContractError("sample columns that do not match the stacks")
 
 
 def _check_time(verb: str, name: str, started: float, max_seconds: float) -> None:
@@ -330,19 +366,21 @@ def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
         from tachyon_format import FORMATS
 
         for f in FORMATS.values():  # the verbs' modules load lazily: instrument them now
-            for verb in ("sniff", "read", "iter_batches", "info", "validate"):
+            for verb in ("sniff", "read", "iter_batches", "info", "validate", "salvage"):
                 f.verb(verb)
         del tachyon_format
     formats = args.formats.split(",") if args.formats else None
     crash_dir = Path(args.crash_dir)
     stats_file = Path(args.stats_file)
-    state = {"runs": 0, "crashes": 0, "read": 0, "written": time.monotonic()}
+    state = {"runs": 0, "crashes": 0, "read": 0, "salvaged": 0, "written": time.monotonic()}
     last = next((int(a[6:]) for a in libfuzzer_argv if a.startswith("-runs=")), -1)
 
     def one_input(data: bytes) -> None:
         state["runs"] += 1
         try:
-            state["read"] += exercise(data, args.max_seconds, formats)
+            reached = exercise(data, args.max_seconds, formats)
+            state["read"] += reached.samples
+            state["salvaged"] += reached.salvaged
         except Crash as crash:
             state["crashes"] += 1
             record_crash(crash, data, crash_dir)
@@ -354,7 +392,8 @@ def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
         now = time.monotonic()
         if now - state["written"] > 2 or state["runs"] % 500 == 0 or state["runs"] == last:
             state["written"] = now
-            stats_file.write_text(json.dumps({k: state[k] for k in ("runs", "crashes", "read")}))
+            stats_file.write_text(json.dumps({k: state[k] for k in ("runs", "crashes", "read",
+                                                                    "salvaged")}))
 
     mutate = mutate_region if args.region else None
     if not args.coverage:
@@ -434,13 +473,15 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
     total = sum(done)
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     sampled = [json.loads(p.read_text()) for p in scratch.glob("worker-*.json")]
-    read_share = (sum(s.get("read", 0) for s in sampled)
-                  / max(1, sum(s["runs"] for s in sampled)))
+    runs_seen = max(1, sum(s["runs"] for s in sampled))
+    read_share = sum(s.get("read", 0) for s in sampled) / runs_seen
+    salvaged_share = sum(s.get("salvaged", 0) for s in sampled) / runs_seen
     crashes = sorted(p.name for p in crash_dir.glob("*.input"))
     print(f"fuzzed {total} inputs in {seconds:.0f} s ({total / max(seconds, 1e-9):.0f}/s "
           f"over {args.jobs} worker(s)); peak memory {peak_mb:.0f} MiB (largest worker RSS); "
           f"{len(crashes)} crash input(s), {len(stops)} worker stop(s); crashes in "
-          f"{crash_dir}; {read_share:.0%} of the inputs got to the samples", flush=True)
+          f"{crash_dir}; {read_share:.0%} of the inputs got to the samples, "
+          f"{salvaged_share:.0%} were salvaged after the strict read failed", flush=True)
     for name in crashes:
         print(f"  {name}")
     if not args.corpus:

@@ -64,6 +64,30 @@ def test_a_reader_bug_is_a_crash_with_its_signature_and_a_record(tmp_path, monke
     assert "collapsed read: KeyError" in text and "Traceback" in text
 
 
+def test_salvage_is_a_verb_of_its_own_with_its_contract_checked(monkeypatch):
+    from tachyon_format.formats.tachyon import salvage
+
+    whole = (DATA_DIR / "synthetic_edges_raw.bin").read_bytes()
+    assert fuzz.exercise(whole) == fuzz.Reached(samples=True, salvaged=False)
+    cut = whole[:len(whole) // 2]  # strict reading refuses it, salvage recovers the samples
+    assert fuzz.exercise(cut) == fuzz.Reached(samples=False, salvaged=True)
+    real = salvage.read
+
+    def lists_fatal_problems_last(source, **options):
+        profile = real(source, **options)
+        profile.extras["salvage"].reverse()
+        return profile
+
+    monkeypatch.setattr(salvage, "read", lists_fatal_problems_last)
+    with pytest.raises(fuzz.Crash) as info:
+        fuzz.exercise(cut)
+    assert (info.value.verb, info.value.format_name) == ("salvage", "tachyon")
+    assert isinstance(info.value.error, fuzz.SalvageContractError)
+    monkeypatch.setattr(salvage, "read", lambda source, **options: [][1])
+    with pytest.raises(fuzz.Crash, match="tachyon salvage: IndexError"):
+        fuzz.exercise(cut)
+
+
 def test_a_verb_slower_than_the_bound_is_a_crash():
     with pytest.raises(fuzz.Crash, match=r"slow: .* s \(more than 0.0 s\)"):
         fuzz.exercise((DATA_DIR / "synthetic_edges_raw.collapsed.txt").read_bytes(),
@@ -101,7 +125,8 @@ def test_a_short_fuzzing_run_finds_no_crash(tmp_path):
         capture_output=True, text=True, timeout=170, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     summary = re.search(r"fuzzed (\d+) inputs in (\d+) s .* peak memory (\d+) MiB.*; "
-                        r"(\d+)% of the inputs got to the samples", result.stdout)
+                        r"(\d+)% of the inputs got to the samples, (\d+)% were salvaged",
+                        result.stdout)
     assert summary, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout + result.stderr
     assert int(summary[1]) >= 4000

@@ -9,7 +9,13 @@ import numpy.typing as npt
 def hash_table(count: int, seed: int, first: int = 0) -> npt.NDArray[np.uint64]:
     """Vectorised: a random-looking 64-bit value for each of ``first .. first + count - 1``
     under a 64-bit *seed* (splitmix64's finaliser of index + seed: one-to-one)."""
-    x = np.arange(first, first + count, dtype=np.uint64)
+    return mix(np.arange(first, first + count, dtype=np.uint64), seed)
+
+
+def mix(values: npt.NDArray[np.uint64], seed: int) -> npt.NDArray[np.uint64]:
+    """Vectorised, in place: what :func:`hash_table` gives for each of *values* (uint64),
+    without a table as long as the largest of them; returns *values*."""
+    x = values
     x += np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     tmp = np.empty_like(x)
     for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):

@@ -176,8 +176,10 @@ def chain_from_first(
     reachable). Membership is marked in a byte map of *size* + 2 entries, and each round works
     on the survivors only. After a few rounds (a long run of false positions: each round
     only prunes one more of its links) the pointers are walked one by one."""
-    mark = np.zeros(size + 2, bool)
     index = np.arange(positions.size)
+    if not positions.size:  # (no first position: an empty chain)
+        return index
+    mark = np.zeros(size + 2, bool)
     for _ in range(8):  # rounds before walking; real chains settle in two or three
         mark[targets] = True
         pointed = mark[positions]

@@ -93,6 +93,29 @@ def leading_frame(kind: str) -> bytes:
     return tachyon_file(first + zstd_frame(region), sample_count=1)
 
 
+def killed(region: bytes) -> bytes:
+    """What a profiler killed before it finished leaves: the all-zero placeholder header, then
+    *region* (records, or a zstd frame of them)."""
+    return bytes(64) + region
+
+
+# -- the classes of issue 21 (the salvage path) ------------------------------------------------
+
+def rle_count_u32_max(size: int = (256 << 10) + 200, *, compressed: bool = True) -> bytes:
+    """A REPEAT claiming 2**32 - 1 entries at the start of a *size*-byte region of zero bytes
+    (more than the 256 KiB after which a record can only be a long REPEAT)."""
+    head = repeat_head(2**32 - 1)
+    region = head + bytes(size - len(head))
+    return (tachyon_file(zstd_frame(region), sample_count=1) if compressed
+            else region_tests_file(region, sample_count=1))
+
+
+def frame_index(index: int = 2**31 - 1) -> bytes:
+    """One FULL record of one frame, *index*: beyond the file's one-frame table (and any
+    table's, but that salvage, which has no table to go by, takes every index below 2**31)."""
+    return region_tests_file(prefix(1, 0, 1) + b"\x00\x00\x01" + uleb(index), sample_count=1)
+
+
 CLASSES = {
     "declared_2_29_samples": declared_2_29_samples,
     "huge_rle_counts": huge_rle_counts,

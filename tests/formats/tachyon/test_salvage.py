@@ -5,16 +5,22 @@ a damaged statistics block."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
+import tracemalloc
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import tachyon_format
 from tachyon_format import FormatError
+from tachyon_format.errors import LimitError
 from tachyon_format.formats.tachyon import zstd
+from tachyon_format.formats.tachyon.region.engines import ENVIRONMENT
 from tachyon_format.formats.tachyon.region.scan import decode_region
+from tests.formats.tachyon import hostile_files as hostile
 from tests.helpers.golden import reference_text
 from tests.helpers.paths import DATA_DIR
 
@@ -211,3 +217,114 @@ def test_nothing_to_recover_raises():
         tachyon_format.read(b"garbage " * 20, strict=False)
     with pytest.raises(FormatError, match="nothing can be recovered"):
         tachyon_format.read(b"HCAT" + bytes(20), strict=False, format="tachyon")
+
+
+# -- the limits of strict reading hold in salvage too (issue 21) -----------------------------
+
+MIB = 1 << 20
+ENGINES = ["numpy", *(["compiled"] if tachyon_format.decoder_info()["compiled"] else [])]
+
+
+@contextlib.contextmanager
+def peak_traced(bound: int) -> Iterator[None]:
+    """Fail unless the memory traced inside (numpy's arrays included) peaks below *bound*."""
+    tracemalloc.start()
+    try:
+        yield
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < bound, peak
+
+
+def region_of(data: bytes) -> bytes:
+    """The sample region of a little-endian file, as stored."""
+    return data[64:int.from_bytes(data[40:48], "little")]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, monkeypatch):
+    """The decoder of the strict read that salvage tries first."""
+    monkeypatch.setenv(ENVIRONMENT, request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_repeat_count_beyond_the_region_is_refused_as_strict_reading_does(engine,
+                                                                            compressed):
+    data = hostile.rle_count_u32_max(compressed=compressed)
+    left = ((256 << 10) + 200 - 18) // 2
+    message = f"Invalid RLE count {2**32 - 1} exceeds maximum possible {left}"
+    with peak_traced(16 * MIB):
+        profile, problems = salvage(data)
+    assert problems[0].message == message
+    assert len(profile.samples) == 0
+    assert f"a broken record ({message})" in problems[1].message
+
+
+def test_a_killed_recording_ending_in_a_long_repeat_keeps_its_entries(engine):
+    """No header gives the region's size: the REPEAT is cut short, its entries kept (the
+    last chunk, empty, once raised IndexError)."""
+    region = hostile.repeat_head(2**32 - 1) + bytes(2 * 200_000)
+    with peak_traced(32 * MIB):
+        profile = tachyon_format.read(hostile.killed(region), strict=False)
+    assert len(profile.samples) == 200_000
+    assert profile.extras["salvage"][1].message == (
+        "the sample region holds a record cut short at region offset 0: the entries before "
+        "the problem are kept, the rest of the record is lost")
+
+
+@pytest.mark.parametrize("killed", [False, True])
+def test_a_frame_index_near_2_31_costs_no_table_of_that_size(engine, killed):
+    data = hostile.frame_index(2**31 - 1)
+    if killed:
+        data = hostile.killed(region_of(data))
+    with peak_traced(8 * MIB):
+        profile = tachyon_format.read(data, strict=False)
+    first = profile.extras["salvage"][0]
+    assert ("killed" in first.message) if killed else (
+        first.message == "Invalid frame index: 2147483647")
+    assert names(profile) == [["<frame 2147483647>"]]
+    assert tachyon_format.read(hostile.frame_index(2**31), strict=False).samples.stack.size == 0
+
+
+@pytest.mark.parametrize("killed", [False, True])
+def test_a_zstd_bomb_is_refused_at_the_region_cap(engine, killed):
+    data = hostile.bomb(64 * MIB)
+    if killed:
+        data = hostile.killed(region_of(data))
+    with peak_traced(20 * MIB), pytest.raises(FormatError) as raised:
+        tachyon_format.read(data, strict=False, max_region_size=8 * MIB)
+    assert raised.value.message == "Decompressed data exceeds maximum size"
+    assert raised.value.path == "sample_region (zstd)"
+
+
+def test_more_rows_than_max_samples_raise_the_limit_error():
+    data = bytearray(hostile.many_samples(300_000))
+    data[28:36] = (5).to_bytes(8, "little")  # strict reading fails on the count, then salvage
+    with peak_traced(24 * MIB), pytest.raises(LimitError) as raised:
+        tachyon_format.read(bytes(data), strict=False, max_samples=100_000)
+    assert (raised.value.limit, raised.value.value) == ("max_samples", 100_000)
+    assert len(tachyon_format.read(bytes(data), strict=False).samples) == 300_000
+
+
+def test_validate_of_a_killed_bomb_reports_and_stays_bounded():
+    data = hostile.killed(hostile.zstd_frame((0, 2 * zstd.MAX_DECOMPRESSED_SIZE)))
+    with peak_traced(160 * MIB):
+        problems = tachyon_format.validate(data)
+    assert problems[0].fatal and "killed" in problems[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("killed", [False, True])
+def test_the_issues_files_at_full_size(killed):
+    """The 262 KB file of a REPEAT of 2**32 - 1 entries (a killed recording's region as
+    written, not compressed: its REPEAT cut short), and the 8 GiB zstd bomb."""
+    data = hostile.rle_count_u32_max(compressed=not killed)
+    with peak_traced(32 * MIB):
+        profile = tachyon_format.read(hostile.killed(region_of(data)) if killed else data,
+                                      strict=False)
+    assert len(profile.samples) == (131_163 if killed else 0)
+    data = hostile.bomb()
+    with peak_traced(160 * MIB), pytest.raises(FormatError, match="exceeds maximum size"):
+        tachyon_format.read(hostile.killed(region_of(data)) if killed else data, strict=False)

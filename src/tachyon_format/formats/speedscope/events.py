@@ -2,9 +2,12 @@
 
 Reading (tier d, one sequential scan): the events are replayed on a stack as speedscope's
 ``CallTreeProfileBuilder`` does, with its checks (``at`` never decreases, a close names the
-frame on top, nothing is left open at the end). Every stretch of time in which the stack is
-not empty becomes one interval: its start, its end, and the stack as a node of a prefix tree
-built on the way. speedscope shows the same: a frame's weight is the time it was on the stack.
+frame on top, nothing is left open at the end, and no stack deeper than ``MAX_STACK_DEPTH``).
+Every stretch of time in which the stack is not empty becomes one interval: its start, its
+end, and the stack as a node of a prefix tree built on the way (one tree for all the
+profiles of a file). speedscope shows the same: a frame's weight is the time it was on the
+stack. An open adds at most one node and an interval names its node, so memory grows with
+the events, never with the depth of the stacks they make.
 
 Writing (vectorised): consecutive samples of one thread share the outer frames of their two
 stacks (found for all pairs at once, one numpy step per level of the deeper stack); between
@@ -21,12 +24,14 @@ import numpy.typing as npt
 from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.model import Stacks
 
+from ..sources import MAX_STACK_DEPTH
 from .file import MAX_AT, fail
 
 
 class Intervals:
-    """The intervals of one evented profile (``start``, ``end``, ``node``), and the prefix
-    tree (``frame``, ``parent``) their nodes belong to."""
+    """The intervals of the evented profiles of a file (``start``, ``end``, ``node``, one
+    profile after the other), and the prefix tree (``frame``, ``parent``, parents first)
+    their nodes belong to."""
 
     def __init__(self) -> None:
         self.frame: list[int] = []
@@ -34,17 +39,24 @@ class Intervals:
         self.start: list[Any] = []
         self.end: list[Any] = []
         self.node: list[int] = []
+        self.children: dict[tuple[int, int], int] = {}  # (parent, frame) -> node
+
+    def __len__(self) -> int:
+        return len(self.node)
 
     def stacks(self) -> Stacks:
         return Stacks(np.array(self.frame, np.int32), np.array(self.parent, np.int32))
 
 
-def scan_events(events: Any, where: str, num_frames: int) -> Intervals:
-    """Replay *events* (the JSON list of an evented profile at path *where*)."""
+def scan_events(events: Any, where: str, num_frames: int, out: Intervals | None = None
+                ) -> Intervals:
+    """Replay *events* (the JSON list of an evented profile at path *where*), appending its
+    intervals to *out* (a new :class:`Intervals` by default), which is returned."""
     if not isinstance(events, list):
         raise fail(where, "not a list")
-    out = Intervals()
-    children: dict[tuple[int, int], int] = {}
+    if out is None:
+        out = Intervals()
+    children = out.children
     stack: list[int] = []  # nodes, outermost first
     frames_on: list[int] = []
     last = None
@@ -65,6 +77,9 @@ def scan_events(events: Any, where: str, num_frames: int) -> Intervals:
             raise fail(f"{where}[{i}].at", f"events out of order: {at} after {last}")
         last = at
         if kind == "O":
+            if len(stack) >= MAX_STACK_DEPTH:
+                raise fail(f"{where}[{i}]", f"opens a stack of {len(stack) + 1} frames, deeper"
+                           f" than the limit of {MAX_STACK_DEPTH} (MAX_STACK_DEPTH)")
             key = (stack[-1] if stack else -1, frame)
             node = children.get(key)
             if node is None:
@@ -84,6 +99,27 @@ def scan_events(events: Any, where: str, num_frames: int) -> Intervals:
     if stack:
         raise fail(where, f"{len(stack)} frames still open after the last event")
     return out
+
+
+def graft(base: Stacks, tree: Stacks) -> tuple[Stacks, npt.NDArray[np.int64]]:
+    """*base* with the stacks of *tree* (parents first) added where it lacks them, and the
+    node of *base*'s result for each node of *tree*: one pass over the nodes, so the cost
+    grows with the nodes, not with their depths."""
+    if not len(base):
+        return tree, np.arange(len(tree), dtype=np.int64)
+    frame, parent = base.frame.tolist(), base.parent.tolist()
+    node_of = {key: node for node, key in enumerate(zip(parent, frame, strict=True))}
+    mapped: list[int] = []
+    for f, p in zip(tree.frame.tolist(), tree.parent.tolist(), strict=True):
+        key = (mapped[p] if p >= 0 else -1, f)
+        node = node_of.get(key)
+        if node is None:
+            node = node_of[key] = len(frame)
+            frame.append(f)
+            parent.append(key[0])
+        mapped.append(node)
+    return (Stacks(np.array(frame, np.int32), np.array(parent, np.int32)),
+            np.array(mapped, np.int64))
 
 
 def common_depth(stacks: Stacks, a: npt.NDArray[np.int64],

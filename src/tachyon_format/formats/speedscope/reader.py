@@ -7,9 +7,11 @@ Pipeline:
 2. per speedscope profile, one thread row (``Thread N`` / ``Thread N (interpreter I)``, the
    names this package writes, give back their ids; other names number the threads 0, 1, ...):
    a ``sampled`` profile's stacks as CSR (``file.ragged_indices``) with its weights; an
-   ``evented`` profile's open/close events replayed (``events.scan_events``) into intervals,
-   one sample per interval with its length as the weight;
-3. every stack into one prefix tree (``Stacks.from_csr``), weights into ``values`` with one
+   ``evented`` profile's open/close events replayed (``events.scan_events``) into intervals
+   whose stacks are nodes of one tree shared by the evented profiles, one sample per interval
+   with its length as the weight;
+3. every stack into one prefix tree (the sampled ones by ``Stacks.from_csr``, the evented
+   tree grafted on: ``events.graft``), weights into ``values`` with one
    column per kind of unit (see :func:`_value_columns`), timestamps when every profile is
    evented in a unit of time.
 """
@@ -17,6 +19,7 @@ Pipeline:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +39,7 @@ from tachyon_format.problems import Problem
 
 from ..sources import Source, check_stack_depths, problems_reading, read_bytes
 from . import file as ff
-from .events import scan_events
+from .events import Intervals, graft, scan_events
 from .facts import EXTRAS_KEY, ProfileFacts, SpeedscopeFacts
 
 THREAD_NAME = re.compile(r"Thread (\d+)(?: \(interpreter (\d+)\))?")
@@ -65,7 +68,10 @@ def info(source: Source) -> dict:
 def parse(data: bytes) -> Profile:
     """:func:`read` for the file's bytes."""
     doc, shared, entries = ff.document(ff.parse_json(data))
-    pieces: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []  # CSR, root first
+    # per profile: its stacks, listed (CSR offsets and frames, root first) when sampled, or
+    # (None, first and end interval) of the events' tree when evented
+    pieces: list[tuple[Any, Any]] = []
+    intervals = Intervals()  # of all evented profiles
     weights: list[np.ndarray] = []
     starts: list[np.ndarray | None] = []
     facts: list[ProfileFacts] = []
@@ -92,34 +98,58 @@ def parse(data: bytes) -> Profile:
             pieces.append((offsets, frames))
             starts.append(None)
         elif kind == "evented":
-            intervals = scan_events(entry.get("events"), f"{where}.events", len(shared))
-            offsets, innermost = intervals.stacks().to_csr(np.array(intervals.node, np.int64))
-            pieces.append((offsets, _reverse_segments(offsets, innermost)))
-            at = np.array(intervals.start)
-            w = np.array(intervals.end) - at if at.size else np.zeros(0, np.int64)
+            first = len(intervals)
+            scan_events(entry.get("events"), f"{where}.events", len(shared), intervals)
+            pieces.append((None, (first, len(intervals))))
+            at = np.array(intervals.start[first:])
+            w = np.array(intervals.end[first:]) - at if at.size else np.zeros(0, np.int64)
             starts.append(at if at.size else np.zeros(0, np.int64))
         else:
             raise ff.fail(f"{where}.type", f"not 'sampled' or 'evented': {kind!r}")
         weights.append(w)
         facts.append(ProfileFacts(name, kind, unit, start, end, k))
-    return _profile(doc, shared, pieces, weights, starts, facts)
+    return _profile(doc, shared, _stacks(pieces, intervals), weights, starts, facts)
 
 
-def _profile(doc, shared, pieces, weights, starts, facts) -> Profile:
+def _stacks(pieces: list[tuple[Any, Any]], intervals: Intervals
+            ) -> tuple[Stacks, list[npt.NDArray[np.int32]]]:
+    """One tree for the stacks of all the profiles, and each profile's stack ids: the
+    sampled profiles' listed stacks built into a tree, the evented profiles' tree grafted
+    onto it (never listed: a listing grows with the square of the depth)."""
+    listed = [p for p in pieces if p[0] is not None]
+    lengths = [offsets.size - 1 for offsets, _ in listed]
+    offsets = np.zeros(sum(lengths) + 1, np.int64)
+    np.cumsum(np.concatenate([np.diff(p[0]) for p in listed] or [np.zeros(0, np.int64)]),
+              out=offsets[1:])
+    flat = np.concatenate([p[1] for p in listed] or [np.zeros(0, np.int64)])
+    check_stack_depths(offsets, lambda i: f"profiles -> samples (stack {i} of the sampled "
+                       "profiles)")
+    stacks, listed_ids = Stacks.from_csr(offsets, flat, innermost_first=False)
+    node_ids = np.zeros(0, np.int64)
+    if len(intervals):
+        stacks, mapped = graft(stacks, intervals.stacks())
+        node_ids = mapped[np.array(intervals.node, np.int64)]
+    ids, at = [], 0
+    for listing, span in pieces:
+        if listing is None:
+            ids.append(node_ids[span[0]:span[1]].astype(np.int32))
+        else:
+            n = listing.size - 1
+            ids.append(listed_ids[at:at + n].astype(np.int32))
+            at += n
+    return stacks, ids
+
+
+def _profile(doc, shared, tree, weights, starts, facts) -> Profile:
     strings, filename, funcname = _strings(shared)
     frames = Frames(filename=filename, funcname=funcname, lineno=shared.lines,
                     end_lineno=shared.lines.copy(), column=_columns(shared.cols),
                     end_column=_columns(shared.cols), opcode=np.full(len(shared), -1, np.int16))
-    lengths = [p[0].size - 1 for p in pieces]
-    offsets = np.zeros(sum(lengths) + 1, np.int64)
-    np.cumsum(np.concatenate([np.diff(p[0]) for p in pieces] or [np.zeros(0, np.int64)]),
-              out=offsets[1:])
-    flat = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
-    check_stack_depths(offsets, lambda i: f"profiles -> samples (stack {i} of all profiles)")
-    stacks, stack_ids = Stacks.from_csr(offsets, flat, innermost_first=False)
-    thread = np.repeat(np.arange(len(pieces), dtype=np.int32), lengths)
+    stacks, ids = tree
+    stack_ids = np.concatenate(ids) if ids else np.zeros(0, np.int32)
+    thread = np.repeat(np.arange(len(ids), dtype=np.int32), [i.size for i in ids])
     sample_types, values = _value_columns(facts, weights)
-    samples = Samples(stack=stack_ids.astype(np.int32), thread=thread, values=values,
+    samples = Samples(stack=stack_ids, thread=thread, values=values,
                       timestamp_us=_timestamps(facts, starts))
     meta = Meta(sample_types=sample_types)
     extras = {EXTRAS_KEY: SpeedscopeFacts(doc.get("name"), doc.get("exporter"),
@@ -143,13 +173,6 @@ def _strings(shared: ff.SharedFrames):
 def _columns(cols: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
     """speedscope's ``col`` counts from 1 (as editors show it), the model's from 0."""
     return np.where(cols > 0, cols - 1, -1).astype(np.int32)
-
-
-def _reverse_segments(offsets: npt.NDArray[np.int64], flat: np.ndarray) -> np.ndarray:
-    """Each segment ``flat[offsets[i]:offsets[i + 1]]`` reversed in place of itself."""
-    lengths = np.diff(offsets)
-    position = np.arange(flat.size) - np.repeat(offsets[:-1], lengths)
-    return flat[np.repeat(offsets[1:] - 1, lengths) - position]
 
 
 def _threads(facts: list[ProfileFacts]) -> Threads:

@@ -17,6 +17,13 @@ one by one, each as far as it goes:
   frames the samples use but the table lacks are named ``<frame N>`` in ``<unknown>``;
 * a damaged statistics block is left out.
 
+The limits of strict reading hold here too, checked before the memory is taken
+(docs/format/limits.md): a zstd region that decompresses to more than *max_region_size*
+bytes is refused with strict reading's :class:`FormatError`, and more than *max_samples*
+sample rows (or record rows) with its :class:`~tachyon_format.errors.LimitError`. A limit is
+the reader's, not damage in the file: nothing is salvaged past it, the error says which
+keyword raises it.
+
 The problems (:class:`~tachyon_format.Problem`) go to ``profile.extras["salvage"]``: the first
 one is why a strict read fails, the rest say what was lost.
 """
@@ -24,11 +31,11 @@ one is why a strict read fails, the rest say what was lost.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from tachyon_format.errors import FormatError
+from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.model import Frames, Profile, Samples, Stacks, Strings, Threads
 from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
@@ -38,29 +45,40 @@ from ..sources import read_bytes
 from . import zstd
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import KILLED, Source, walk
-from .reader import meta_of
+from .reader import MAX_SAMPLES, meta_of
 from .reader import read as strict_read
 from .region.columns import GrowingColumns
 from .region.counting import SampleCounts
 from .region.decoder import SampleDecoder
+from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .tables import scan_frames, scan_strings
 
 SALVAGE_KEY = "salvage"
 """``profile.extras[SALVAGE_KEY]``: the list of problems, ``[]`` for a file read whole."""
 UNKNOWN_FILE = "<unknown>"
+OVER_CAP = "Decompressed data exceeds maximum size"
+"""CPython's message (and strict reading's) for a zstd region beyond the size cap."""
 
 
 def read(source: Source, *, aggregate: bool = False, threads: bool | None = None,
-         chunk_size: int = 8 << 20, progress=None) -> Profile:
+         chunk_size: int = 8 << 20, progress=None, max_samples: int = MAX_SAMPLES,
+         max_region_size: int = MAX_DECOMPRESSED_SIZE) -> Profile:
     """Everything readable in *source*, with ``extras["salvage"]`` listing what was lost
     (``[]`` when the file reads whole). Raises :class:`FormatError` only when nothing at all
-    can be recovered (not a Tachyon file, too short for a header)."""
+    can be recovered (not a Tachyon file, too short for a header), or at a limit of strict
+    reading (*max_samples*, *max_region_size*: see the module docs)."""
     data = read_bytes(source)
+    limits = Limits(max_samples, max_region_size)
     try:
         profile = strict_read(data, aggregate=aggregate, threads=threads, chunk_size=chunk_size,
-                              progress=progress)
+                              progress=progress, max_samples=max_samples,
+                              max_region_size=max_region_size)
+    except LimitError:
+        raise
     except FormatError as exc:
+        if exc.message == OVER_CAP:
+            raise
         first = Problem.from_error(exc)
         if data[:spec.HEADER_SIZE] == bytes(spec.HEADER_SIZE):
             first = Problem("unreadable", f"{exc.message}: {KILLED}", offset=0,
@@ -68,7 +86,7 @@ def read(source: Source, *, aggregate: bool = False, threads: bool | None = None
     else:
         profile.extras[SALVAGE_KEY] = []
         return profile
-    recovered = recover(data, aggregate=aggregate, threads=threads)
+    recovered = recover(data, aggregate=aggregate, threads=threads, limits=limits)
     if recovered is None:
         raise FormatError(f"nothing can be recovered: {first.message}", offset=first.offset,
                           path=first.field)
@@ -77,8 +95,12 @@ def read(source: Source, *, aggregate: bool = False, threads: bool | None = None
 
 
 def killed_summary(data) -> list[Problem]:
-    """For ``validate`` of a file with the placeholder header: what salvage recovers."""
-    recovered = recover(bytes(data), aggregate=True, threads=False)
+    """For ``validate`` of a file with the placeholder header: what salvage recovers (nothing
+    said when a limit stops it)."""
+    try:
+        recovered = recover(bytes(data), aggregate=True, threads=False, limits=Limits())
+    except FormatError:
+        return []
     if recovered is None:
         return []
     threads = len(recovered.decoder.threads[0])
@@ -86,6 +108,19 @@ def killed_summary(data) -> list[Problem]:
                     f"{threads} thread{'' if threads == 1 else 's'} from "
                     f"{len(recovered.records.offset)} whole records (frame ids only: the "
                     "names were never written)")]
+
+
+class Limits(NamedTuple):
+    """Strict reading's limits, that salvage applies as well."""
+
+    max_samples: int = MAX_SAMPLES
+    max_region_size: int = MAX_DECOMPRESSED_SIZE
+
+    def rows_error(self, what: str) -> LimitError:
+        return LimitError(
+            f"The region holds more than {self.max_samples} {what}, more than read() takes at"
+            f" once: pass a larger max_samples (now {self.max_samples}) to salvage them all",
+            limit="max_samples", value=self.max_samples, region=True)
 
 
 @dataclass
@@ -120,8 +155,10 @@ class Recovered:
                     SALVAGE_KEY: self.problems})
 
 
-def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered | None:
-    """The readable parts of the file *data*; None when it is no Tachyon file at all."""
+def recover(data: bytes, *, aggregate: bool, threads: bool | None,
+            limits: Limits) -> Recovered | None:
+    """The readable parts of the file *data*; None when it is no Tachyon file at all.
+    Raises strict reading's errors at *limits*."""
     plan = walk(data, "salvage")
     size = len(data)
     problems: list[Problem] = []
@@ -130,7 +167,7 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered 
         for order in ("<", ">"):  # the writer's byte order was never written: try both
             got = _decode(data, spec.HEADER_SIZE, size, order=order, start_time_us=0,
                           compressed=data[64:68] == zstd.ZSTD_MAGIC, cut=True,
-                          aggregate=aggregate, threads=threads)
+                          aggregate=aggregate, threads=threads, limits=limits)
             if best is None or got[0].total_samples > best[0].total_samples:
                 best = got
         assert best is not None
@@ -161,7 +198,7 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered 
     decoder, samples, records, lost = _decode(
         data, spec.HEADER_SIZE, region_end, order=plan.order,
         start_time_us=header.start_time_us, compressed=plan.compressed, cut=cut,
-        aggregate=aggregate, threads=threads)
+        aggregate=aggregate, threads=threads, limits=limits)
     problems += lost
     strings, frames = Strings.from_raw([]), _no_frames()
     if not cut and region_end <= frames_at:
@@ -210,17 +247,28 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None) -> Recovered 
 
 
 def _decode(data: bytes, start: int, end: int, *, order: Literal["<", ">"], start_time_us: int,
-            compressed: bool, cut: bool, aggregate: bool, threads: bool | None):
+            compressed: bool, cut: bool, aggregate: bool, threads: bool | None,
+            limits: Limits):
     """Decode the region ``data[start:end]``: every whole record up to the first problem.
-    Returns the decoder, the sample and record columns, and the problems that lost data."""
+    Returns the decoder, the sample and record columns, and the problems that lost data.
+
+    The region's size, when it is whole, goes to the decoder as in strict reading, so that
+    a REPEAT counting more entries than the region holds is refused at once (a cut region's
+    last REPEAT keeps the entries there are)."""
+    raw = memoryview(data)[start:end]
+    region_size = None if cut else raw.nbytes
+    if compressed:
+        region_size = _decompressed_size(raw, start, limits.max_region_size)
     decoder = SampleDecoder(order=order, start_time_us=start_time_us, thread_count=U32_MAX,
-                            frame_count=U32_MAX + 1, threads=threads)
-    samples = SampleCounts() if aggregate else GrowingColumns.samples(1 << 16)
-    records = GrowingColumns.records()
+                            frame_count=U32_MAX + 1, threads=threads, region_size=region_size)
+    rows = {"limit": limits.max_samples}
+    samples = SampleCounts() if aggregate else GrowingColumns.samples(
+        1 << 16, **rows, on_limit=lambda: limits.rows_error("samples"))
+    records = GrowingColumns.records(**rows, on_limit=lambda: limits.rows_error("records"))
     lost: list[Problem] = []
     fed = 0
-    raw = memoryview(data)[start:end]
-    chunks = zstd.iter_decompress(raw, file_offset=start) if compressed else iter([raw])
+    chunks = (zstd.iter_decompress(raw, file_offset=start, limit=limits.max_region_size)
+              if compressed else iter([raw]))
     try:
         while True:
             try:
@@ -236,13 +284,31 @@ def _decode(data: bytes, start: int, end: int, *, order: Literal["<", ">"], star
             decoder.decode_into(chunk, final=False, samples=samples, records=records)
             fed += len(chunk)
         decoder.decode_into(b"", final=True, samples=samples, records=records)
+    except LimitError:
+        raise
     except FormatError as exc:
         at = exc.offset if exc.offset is not None else fed
         what = "a record cut short" if cut else f"a broken record ({exc.message})"
+        if records.size and int(records.view("offset")[-1]) == at:
+            # a REPEAT longer than a chunk, committed as its entries came: those are kept
+            loss = "the entries before the problem are kept, the rest of the record is lost"
+        else:
+            loss = f"the {fed - at} bytes from there on are lost"
         lost.append(Problem("note", f"the sample region holds {what} at region offset {at}: "
-                            f"the {fed - at} bytes from there on are lost", offset=at,
-                            record=exc.record, region=True))
+                            f"{loss}", offset=at, record=exc.record, region=True))
     return decoder, samples.finish(), Records(**records.finish()), lost
+
+
+def _decompressed_size(raw: memoryview, start: int, limit: int) -> int | None:
+    """The size of the zstd region *raw* (at file offset *start*), None when it breaks
+    before its end; strict reading's error when it exceeds *limit*, found by decompressing
+    it once without keeping it, before anything is decoded."""
+    try:
+        return zstd.decompressed_size(raw, limit=limit, file_offset=start)[0]
+    except FormatError as exc:
+        if exc.message == OVER_CAP:
+            raise
+        return None
 
 
 def _has_stats_block(data: bytes) -> bool:

@@ -9,6 +9,10 @@ both drawn from a seed. So:
   (:meth:`PathHash.listings`);
 * a term tells frames apart at every level (R is odd, so ``* R**level`` is one-to-one).
 
+The terms of frame indices below :data:`TABLE_MAX` come from a table; a larger index (only a
+broken file being salvaged has one: no frame table limits it) switches to computing each
+term from its index, the same value without a table as long as the largest index.
+
 Hashes only propose nodes: :mod:`.stack_tree` proves every match exactly, so a collision
 costs time, never correctness, and the seed (from OS entropy) keeps crafted input from
 aiming at collisions.
@@ -25,6 +29,8 @@ from tachyon_format.kernels import hashing, segments
 from tachyon_format.schema import tachyon_values as spec
 
 MAX_DEPTH = spec.MAX_STACK_DEPTH
+TABLE_MAX = 1 << 20
+"""Frame indices the table of terms covers at most (8 MB); terms of larger ones are computed."""
 _POWER_BLOCK = 1 << 16  # listing positions scaled by one table of R**-g (512 KB)
 U64 = 1 << 64
 
@@ -41,6 +47,7 @@ class PathHash:
 
     def __init__(self, seed: int) -> None:
         self._frame_terms = np.zeros(0, np.uint64)
+        self._computed = False  # some frame index is beyond the table: every term computed
         self.reseed(seed)
 
     def reseed(self, seed: int) -> None:
@@ -54,7 +61,11 @@ class PathHash:
         self._frame_terms = hashing.hash_table(self._frame_terms.size, seed)
 
     def cover(self, top: int) -> None:
-        """Have terms for frame indices up to *top* (grown geometrically)."""
+        """Have terms for frame indices up to *top* (a table grown geometrically up to
+        :data:`TABLE_MAX`, else computed)."""
+        if top >= TABLE_MAX:
+            self._computed = True
+            return
         have = self._frame_terms.size
         if top >= have:
             more = max(top + 1, 2 * have, 1024) - have
@@ -65,7 +76,7 @@ class PathHash:
               ) -> npt.NDArray[np.uint64]:
         """Vectorised: ``term(frame) * R**level`` of each (frame, level) pair (a new array;
         frames must be covered)."""
-        terms = self._frame_terms[frame]
+        terms = self._terms_of(frame)
         terms *= self._level_terms[level]
         return terms
 
@@ -76,7 +87,7 @@ class PathHash:
         ``src + npush - g`` of its listing, so the hash is
         ``R**(src + npush) * sum(term(frame) * R**-g)`` over the listing: one cumsum for all
         listings."""
-        acc = self._frame_terms[frames]
+        acc = self._terms_of(frames)
         if self._inverse_block is None:
             self._inverse_block = hashing.geometric(self._inverse_root, _POWER_BLOCK)
         for lo in range(0, acc.size, _POWER_BLOCK):  # acc[g] *= R**-g, a block at a time
@@ -90,6 +101,12 @@ class PathHash:
         h[inner] -= acc[src[inner] - 1]
         h *= self._root_powers(end)
         return h
+
+    def _terms_of(self, frame: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
+        """``term(frame)`` of each frame index (a new array)."""
+        if self._computed:
+            return hashing.mix(np.asarray(frame).astype(np.uint64), self.seed)
+        return self._frame_terms[frame]
 
     def nodes(self, frame: npt.NDArray[np.integer], parent: npt.NDArray[np.integer],
               level: npt.NDArray[np.integer]) -> npt.NDArray[np.uint64]:
