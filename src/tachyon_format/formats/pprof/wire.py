@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
+from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.kernels.protowire import (
     LEN,
     VARINT,
@@ -43,9 +43,21 @@ RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "strin
 """Top-level repeated LEN fields read as vectorised runs."""
 RUN_KEYS = tuple(number << 3 | LEN for number in RUN_FIELDS)
 SAMPLES_PER_CHUNK = 1 << 15
+CHUNK_BYTES = 1 << 22
+"""Bytes of samples decoded at a time, at most (unless one sample is longer): what a chunk
+expands to is a few times this, however deep its stacks."""
+GATHER_BYTES = 1 << 24
+"""Bytes copied per vectorised gather of :func:`gather_ranges` (its index array is 8 times
+this)."""
 FIRST_WINDOW = 1 << 12
 MAX_WINDOW = 1 << 23
 """Bytes a run search looks at, at most: bounds its candidate arrays."""
+MAX_SAMPLES = 1 << 27
+"""Samples ``read()`` takes at most by default (``max_samples``, as for Tachyon): each costs
+some 40 bytes of columns and ranges."""
+MAX_STRINGS = 1 << 24
+"""Strings ``read()`` takes at most by default (``max_strings``): an empty string is 2 bytes
+of message but 16 bytes of offsets, so 1 GiB of them would ask for 8 GiB."""
 
 
 @dataclass
@@ -61,9 +73,24 @@ def fail(text: str, path: str, offset: int | None = None) -> FormatError:
     return FormatError(f"pprof: {text}", offset=offset, path=path)
 
 
-def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
-    """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*)."""
+def scan_profile(buf: npt.NDArray[np.uint8], *, max_samples: int = MAX_SAMPLES,
+                 max_strings: int = MAX_STRINGS) -> TopLevel:
+    """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*). More
+    than *max_samples* samples or *max_strings* strings raise :class:`LimitError` as soon
+    as the scan has seen them, before their offsets are all held."""
     runs: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {n: [] for n in RUN_FIELDS}
+    counts = dict.fromkeys(RUN_FIELDS, 0)
+    limits = {2: ("max_samples", max_samples), 6: ("max_strings", max_strings)}
+
+    def add(number: int, starts: np.ndarray, ends: np.ndarray) -> None:
+        runs[number].append((starts, ends))
+        counts[number] += starts.size
+        if number in limits and counts[number] > limits[number][1]:
+            keyword, value = limits[number]
+            raise LimitError(f"pprof: more than {value} {RUN_FIELDS[number]} entries, more "
+                             f"than read() takes ({keyword}={value}); pass a larger "
+                             f"{keyword} to read them", limit=keyword, value=value,
+                             offset=int(starts[-1]), path=_path(number))
     rest: list[bytes] = []
     data = buf.tobytes() if buf.size < 1 << 16 else None
     pos, size = 0, buf.size
@@ -76,7 +103,7 @@ def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
             if starts.size:
                 for run_key in np.unique(keys).tolist():
                     mine = keys == run_key
-                    runs[run_key >> 3].append((starts[mine], ends[mine]))
+                    add(run_key >> 3, starts[mine], ends[mine])
                 # a run that reached the window's end probably goes on: look further next time
                 window = min(window * 4, MAX_WINDOW) if nxt >= pos + window // 2 else FIRST_WINDOW
                 pos = nxt
@@ -98,8 +125,8 @@ def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
                     raise fail(f"length {int(v[0])} runs past the end of the data",
                                _path(number), pos)
                 if number in RUN_FIELDS:  # a run of one (a run's first byte was not the key)
-                    runs[number].append((np.array([pos], np.int64),
-                                         np.array([pos + int(v[0])], np.int64)))
+                    add(number, np.array([pos], np.int64),
+                        np.array([pos + int(v[0])], np.int64))
                     pos += int(v[0])
                     continue
                 pos += int(v[0])
@@ -130,13 +157,37 @@ def _path(number: int) -> str:
 # --- step 2: tables --------------------------------------------------------------------------
 
 
+def gather_ranges(buf: npt.NDArray[np.uint8], starts: np.ndarray, lengths: np.ndarray,
+                  step: int = GATHER_BYTES) -> bytes:
+    """``buf[starts[i]:starts[i] + lengths[i]]`` for every ``i``, concatenated: the short
+    ranges gathered with numpy, *step* bytes at a time, a range longer than *step* as a
+    slice, so that no index array is ever 8 bytes per byte of a long range (one 900 MiB
+    string asked for 7 GiB that way)."""
+    ends = np.cumsum(lengths)
+    if not ends.size or ends[-1] <= step:
+        return buf[decode_ragged_ranges(starts, lengths)].tobytes()
+    view = memoryview(buf)
+    pieces: list[bytes | memoryview] = []
+    i = 0
+    while i < starts.size:
+        before = int(ends[i] - lengths[i])
+        j = int(np.searchsorted(ends, before + step, side="right"))
+        if j == i:  # one range longer than a step
+            start = int(starts[i])
+            pieces.append(view[start:start + int(lengths[i])])
+            i += 1
+            continue
+        pieces.append(buf[decode_ragged_ranges(starts[i:j], lengths[i:j])].tobytes())
+        i = j
+    return b"".join(pieces)
+
+
 def decode_strings(buf: npt.NDArray[np.uint8], starts, ends) -> Strings:
     """The string table, bytes kept (invalid UTF-8 survives, as in Go's decoder), copied
     into a buffer of its own so that the decompressed message can be freed."""
     lengths = ends - starts
-    data = buf[decode_ragged_ranges(starts, lengths)].tobytes()
     new_ends = np.cumsum(lengths)
-    return Strings(data, new_ends - lengths, new_ends)
+    return Strings(gather_ranges(buf, starts, lengths), new_ends - lengths, new_ends)
 
 
 def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[str, np.ndarray]:
@@ -263,19 +314,26 @@ class SampleChunk:
         return self.loc_offsets.size - 1
 
 
-def iter_sample_chunks(buf, starts, ends,
-                       per_chunk: int = SAMPLES_PER_CHUNK) -> Iterator[SampleChunk]:
-    """Step 3: the samples in chunks of *per_chunk*: as one varint stream when they are
-    made of varints only (:func:`scan_varint_messages`, the usual case), else field by
-    field (:func:`scan_fields`, which also names any problem)."""
-    for first in range(0, starts.size, per_chunk):
-        s, e = starts[first:first + per_chunk], ends[first:first + per_chunk]
+def iter_sample_chunks(buf, starts, ends, per_chunk: int = SAMPLES_PER_CHUNK,
+                       chunk_bytes: int = CHUNK_BYTES) -> Iterator[SampleChunk]:
+    """Step 3: the samples in chunks of *per_chunk* samples and *chunk_bytes* bytes at most
+    (at least one sample each): as one varint stream when they are made of varints only
+    (:func:`scan_varint_messages`, the usual case), else field by field
+    (:func:`scan_fields`, which also names any problem)."""
+    total = np.cumsum(ends - starts)
+    first = 0
+    while first < starts.size:
+        before = int(total[first - 1]) if first else 0
+        stop = int(np.searchsorted(total, before + chunk_bytes, side="right"))
+        stop = min(max(stop, first + 1), first + per_chunk)
+        s, e = starts[first:stop], ends[first:stop]
         lengths = e - s
-        data = buf[decode_ragged_ranges(s, lengths)]
+        data = np.frombuffer(gather_ranges(buf, s, lengths), np.uint8)
         offsets = np.zeros(s.size + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         chunk = _chunk_from_varints(first, data, offsets)
         yield chunk if chunk is not None else _chunk_from_fields(first, buf, s, e)
+        first = stop
 
 
 def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
