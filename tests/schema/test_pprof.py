@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tachyon_format.schema import leb128
 from tachyon_format.schema import pprof as spec
 from tachyon_format.schema import pprof_wire as wire
 from tests.helpers.pprof import UPSTREAM_PROTO
@@ -72,9 +73,9 @@ def test_field_construct_reads_what_protobuf_writes():
 
 
 def test_wire_types_of_declared_fields():
-    assert spec.wire_type_of(spec.PROFILE.field("sample")) == spec.LEN
-    assert spec.wire_type_of(spec.PROFILE.field("period")) == spec.VARINT
-    assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == spec.LEN  # packed
+    assert spec.wire_type_of(spec.PROFILE.field("sample")) == leb128.LEN
+    assert spec.wire_type_of(spec.PROFILE.field("period")) == leb128.VARINT
+    assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == leb128.LEN  # packed
 
 
 def test_generated_page_has_every_field():

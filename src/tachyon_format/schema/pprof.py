@@ -29,6 +29,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from . import leb128 as wire  # protobuf's wire types, declared with the LEB128 primitives
+
 UPSTREAM_COMMIT = "b9395ee17fa0d0013c3fd96ac9482318422ac337"
 """The google/pprof commit whose ``proto/profile.proto`` these declarations follow."""
 PACKAGE = "perftools.profiles"
@@ -178,25 +180,15 @@ MESSAGES = (PROFILE, VALUE_TYPE, SAMPLE, LABEL, MAPPING, LOCATION, LINE, FUNCTIO
 SCALAR_TYPES = {"int64": 3, "uint64": 4, "bool": 8, "string": 9}
 """``FieldDescriptorProto.Type`` numbers of the scalar types the messages use."""
 
-WIRE_TYPES = {"int64": 0, "uint64": 0, "bool": 0, "string": 2}
-"""Wire type of each scalar type as one value; messages, strings and packed runs are 2."""
-
-# --- the wire format (one field as construct declares it: pprof_wire) -----------------------
-
-VARINT = 0
-"""Wire type of a ULEB128 value (int64 as two's complement, uint64, bool)."""
-I64 = 1
-"""Wire type of 8 little-endian bytes (unused by profile.proto)."""
-LEN = 2
-"""Wire type of a byte count and bytes: messages, strings, packed repeated scalars."""
-I32 = 5
-"""Wire type of 4 little-endian bytes (unused by profile.proto)."""
+WIRE_TYPES = {"int64": wire.VARINT, "uint64": wire.VARINT, "bool": wire.VARINT,
+              "string": wire.LEN}
+"""Wire type of each scalar type as one value; messages, strings and packed runs are LEN."""
 
 
 def wire_type_of(field: Field) -> int:
     """The wire type *field* has on disk: LEN for messages, strings and packed runs."""
     if field.type not in WIRE_TYPES or field.repeated:
-        return LEN
+        return wire.LEN
     return WIRE_TYPES[field.type]
 
 

@@ -25,19 +25,18 @@ import numpy.typing as npt
 
 from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.kernels.protowire import (
-    LEN,
-    VARINT,
     FieldTable,
     WireError,
     decode_packed_ranges,
-    decode_uleb128_from,
     find_len_run,
     scan_fields,
 )
 from tachyon_format.kernels.segments import decode_ragged_ranges
+from tachyon_format.kernels.varint import decode_uleb128_from
 from tachyon_format.kernels.varint_messages import scan_varint_messages
 from tachyon_format.model import Strings
 from tachyon_format.schema import pprof as spec
+from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
 
 RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "string_table"}
 """Top-level repeated LEN fields read as vectorised runs."""
@@ -130,8 +129,8 @@ def scan_profile(buf: npt.NDArray[np.uint8], *, max_samples: int = MAX_SAMPLES,
                     pos += int(v[0])
                     continue
                 pos += int(v[0])
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
+        elif wire in (I64, I32):
+            pos += 8 if wire == I64 else 4
             if pos > size:
                 raise fail("truncated fixed-width field", _path(number), start)
         else:
