@@ -235,7 +235,7 @@ def _meta(tables: Tables) -> Meta:
     head, texts = tables.head, tables.strings
     sample_types = tuple(ValueType(texts[st.type], texts[st.unit]) for st in head.sample_type)
     period_type = None
-    if head.HasField("period_type"):
+    if head.period_type is not None:
         period_type = ValueType(texts[head.period_type.type], texts[head.period_type.unit])
     return Meta(
         sample_types=sample_types,
@@ -261,7 +261,7 @@ def _facts(tables: Tables, kind: str, frame_cols, other, mapped) -> PprofFacts:
         "sample_type": np.asarray([(st.type, st.unit) for st in head.sample_type],
                                   np.int64).reshape(-1, 2),
         "period_type": (head.period_type.type, head.period_type.unit)
-        if head.HasField("period_type") else None,
+        if head.period_type is not None else None,
         **{name: int(getattr(head, name)) for name in (
             "default_sample_type", "drop_frames", "keep_frames", "doc_url")},
         "comment": np.asarray(head.comment, np.int64),

@@ -4,9 +4,9 @@
    (samples, mappings, locations, functions, strings) as vectorised runs
    (:func:`~tachyon_format.kernels.protowire.find_len_run`), the few others one by one.
 2. The tables (mappings, locations with their lines, functions) are decoded field by field
-   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`); the
-   small rest (sample types, period, scalars, comments) goes through the protobuf classes
-   of :mod:`tachyon_format.schema.pprof`.
+   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`), and so
+   is the small rest (sample types, period, scalars, comments: :func:`decode_head`), each
+   by the message declarations of :mod:`tachyon_format.schema.pprof`; no protobuf runtime.
 3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
    expands to (every location id of every sample) never exists for the whole file.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -62,7 +63,7 @@ of message but 16 bytes of offsets, so 1 GiB of them would ask for 8 GiB."""
 @dataclass
 class TopLevel:
     """Where the top-level fields are: for each run field, payload ``(starts, ends)``; the
-    bytes of every other field, to be parsed by protobuf."""
+    bytes of every other field, for :func:`decode_head`."""
 
     runs: dict[int, tuple[np.ndarray, np.ndarray]]
     rest: bytes
@@ -256,6 +257,65 @@ def repeated_uint64(buf, sel: FieldTable, n: int, path: str,
     return offsets, values
 
 
+class ValueTypeIds(NamedTuple):
+    """A ``ValueType`` as stored: string indices of its type and unit."""
+
+    type: int
+    unit: int
+
+
+@dataclass(frozen=True)
+class Head:
+    """The top-level fields of a ``Profile`` but the big tables, as stored (string indices;
+    0 where absent, as proto3 reads them)."""
+
+    sample_type: tuple[ValueTypeIds, ...]
+    period_type: ValueTypeIds | None
+    comment: tuple[int, ...]
+    period: int = 0
+    time_nanos: int = 0
+    duration_nanos: int = 0
+    drop_frames: int = 0
+    keep_frames: int = 0
+    default_sample_type: int = 0
+    doc_url: int = 0
+
+
+def decode_head(rest: bytes) -> Head:
+    """The fields of *rest* (the top-level fields but the runs), as protobuf merges them:
+    the last value of a singular scalar wins, the occurrences of a singular message merge
+    (decoded as their payloads back to back), repeated fields add up."""
+    buf = np.frombuffer(rest, np.uint8)
+    try:
+        ft = scan_fields(buf, np.zeros(1, np.int64), np.full(1, buf.size, np.int64))
+    except WireError as exc:
+        raise fail(f"malformed profile fields ({exc.text})", "Profile") from None
+    scalars: dict[str, int] = {}
+    for f in spec.PROFILE.fields:
+        sel = ft.select(ft.number == f.number)
+        if f.type == "int64" and not f.repeated and sel.message.size:
+            _expect_wire(sel, VARINT, f"Profile -> {f.name}")
+            scalars[f.name] = int(sel.value[-1:].view(np.int64)[0])
+    sample_type = ft.select(ft.number == spec.PROFILE.field("sample_type").number)
+    _expect_wire(sample_type, LEN, "Profile -> sample_type -> {}")
+    types = decode_table(buf, sample_type.start, sample_type.end, spec.VALUE_TYPE,
+                         "Profile -> sample_type")
+    period_type = ft.select(ft.number == spec.PROFILE.field("period_type").number)
+    _expect_wire(period_type, LEN, "Profile -> period_type")
+    merged = None
+    if period_type.message.size:
+        payload = np.frombuffer(gather_ranges(buf, period_type.start,
+                                              period_type.end - period_type.start), np.uint8)
+        one = decode_table(payload, np.zeros(1, np.int64), np.full(1, payload.size, np.int64),
+                           spec.VALUE_TYPE, "Profile -> period_type")
+        merged = ValueTypeIds(int(one["type"][0]), int(one["unit"][0]))
+    comments = ft.select(ft.number == spec.PROFILE.field("comment").number)
+    _, comment = repeated_uint64(buf, comments, 1, "Profile -> comment")
+    return Head(tuple(ValueTypeIds(int(t), int(u))
+                      for t, u in zip(types["type"], types["unit"], strict=True)),
+                merged, tuple(comment.view(np.int64).tolist()), **scalars)
+
+
 @dataclass
 class Tables:
     """The profile's tables as columns, ids and string indices as stored."""
@@ -265,18 +325,13 @@ class Tables:
     locations: dict[str, np.ndarray]
     lines: dict[str, np.ndarray]  # + "offsets": location i has lines offsets[i]:offsets[i+1]
     functions: dict[str, np.ndarray]
-    head: object  # the protobuf Profile message of everything else
+    head: Head  # everything else
     sample_ranges: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0), np.zeros(0)))
 
 
 def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
     """Step 2."""
-    from google.protobuf.message import DecodeError
-
-    try:
-        head = spec.message_classes()["Profile"].FromString(top.rest)
-    except DecodeError as exc:
-        raise fail(f"malformed profile fields ({exc})", "Profile") from None
+    head = decode_head(top.rest)
     strings = decode_strings(buf, *top.runs[6])
     mappings = decode_table(buf, *top.runs[3], spec.MAPPING, "Profile -> mapping")
     functions = decode_table(buf, *top.runs[5], spec.FUNCTION, "Profile -> function")
