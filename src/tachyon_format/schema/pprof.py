@@ -13,11 +13,13 @@ usually gzip-compressed (``.pb.gz``); some tools write it raw, and zstd is propo
 submessages and strings are length-delimited.
 
 The messages below are declared once, as data (``Message``, ``Field``), with a doc on every
-field; ``file_descriptor()`` turns them into a ``FileDescriptorProto`` at run time and
-``message_classes()`` into protobuf message classes (no ``protoc``, no generated ``_pb2``
-module, any protobuf version from 4.21). ``pprof_wire.FIELD`` is the wire-level view of one
-field, which the vectorised decoder (``formats/pprof/wire.py``) follows for the big repeated
-fields.
+field: the reader and the writer (``formats/pprof/``) decode and encode every field by these
+declarations with the wire kernels, field numbers and wire types included, and load no
+protobuf runtime. ``pprof_wire.FIELD`` is the wire-level view of one field (construct: the
+reference page and the tests' scalar oracle). ``file_descriptor()`` turns the declarations
+into a ``FileDescriptorProto`` and ``message_classes()`` into protobuf message classes (no
+``protoc``, no generated ``_pb2`` module, any protobuf version from 4.21), for other tools
+and for the tests, which hold the decoder to protobuf's own parse.
 
 Conventions (``encode.go``): ``string_table[0]`` is ``""``; every other string field is an
 index into the table; ``id`` fields of mappings, locations and functions are nonzero and
