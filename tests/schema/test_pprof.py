@@ -78,6 +78,25 @@ def test_wire_types_of_declared_fields():
     assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == leb128.LEN  # packed
 
 
+def test_every_key_is_what_protobuf_writes():
+    """key_of, from which the reader and writer take every key, against the first byte
+    protobuf serializes for each field set alone (all keys of profile.proto are one byte)."""
+    classes = spec.message_classes()
+    values = {"int64": 1, "uint64": 1, "bool": True, "string": "x"}
+    for message in spec.MESSAGES:
+        for f in message.fields:
+            instance = classes[message.name]()
+            if f.type in values and f.repeated:
+                getattr(instance, f.name).append(values[f.type])
+            elif f.type in values:
+                setattr(instance, f.name, values[f.type])
+            elif f.repeated:
+                getattr(instance, f.name).add()
+            else:
+                getattr(instance, f.name).SetInParent()
+            assert instance.SerializeToString()[0] == spec.key_of(message, f.name), f.name
+
+
 def test_generated_page_has_every_field():
     from tests.helpers.paths import REPO
 

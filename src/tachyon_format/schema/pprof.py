@@ -194,6 +194,12 @@ def wire_type_of(field: Field) -> int:
     return WIRE_TYPES[field.type]
 
 
+def key_of(message: Message, name: str) -> int:
+    """The key of field *name* of *message* on the wire: ``number << 3 | wire type``."""
+    f = message.field(name)
+    return f.number << 3 | wire_type_of(f)
+
+
 # --- descriptors at run time ------------------------------------------------------------------
 
 

@@ -21,7 +21,9 @@ from tachyon_format.schema.leb128 import encode_uleb128
 
 from .facts import PprofFacts
 
-LOCATION_KEY, FUNCTION_KEY, STRING_KEY, LINE_KEY = 0x22, 0x2A, 0x32, 0x22
+LOCATION_KEY, FUNCTION_KEY, STRING_KEY = (spec.key_of(spec.PROFILE, name)
+                                          for name in ("location", "function", "string_table"))
+LINE_KEY = spec.key_of(spec.LOCATION, "line")
 
 
 class StringTable:
@@ -169,12 +171,12 @@ def _tables_as_read(profile: Profile, facts: PprofFacts, strings: StringTable) -
 
 def _encode_functions(ids, name, system_name, filename, start_line) -> bytes:
     n = ids.size
+    int64s = {"name": name, "system_name": system_name, "filename": filename,
+              "start_line": start_line}
     message, offsets = encode_messages(n, [
-        Part(0x08, values=ids.astype(np.uint64)),
-        Part(0x10, values=name.astype(np.int64).view(np.uint64)),
-        Part(0x18, values=system_name.astype(np.int64).view(np.uint64)),
-        Part(0x20, values=filename.astype(np.int64).view(np.uint64)),
-        Part(0x28, values=start_line.astype(np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.FUNCTION, "id"), values=ids.astype(np.uint64)),
+        *(Part(spec.key_of(spec.FUNCTION, field), values=column.astype(np.int64).view(np.uint64))
+          for field, column in int64s.items()),
     ])
     return encode_len_fields(FUNCTION_KEY, message, offsets).tobytes()
 
@@ -183,22 +185,22 @@ def _encode_locations(ids, mapping_id, address, is_folded, line_offsets, functio
                       column) -> bytes:
     num_lines = function_id.size
     line_msg, line_off = encode_messages(num_lines, [
-        Part(0x08, values=function_id),
-        Part(0x10, values=np.asarray(line, np.int64).view(np.uint64)),
-        Part(0x18, values=np.asarray(column, np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.LINE, "function_id"), values=function_id),
+        Part(spec.key_of(spec.LINE, "line"), values=np.asarray(line, np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.LINE, "column"), values=np.asarray(column, np.int64).view(np.uint64)),
     ])
     # each line as a `line` field; a location's lines are consecutive
     line_fields, line_field_off = encode_messages(num_lines, [
         Part.of(LINE_KEY, line_msg, line_off, keep_zero=True)])
     n = ids.size
     message, offsets = encode_messages(n, [
-        Part(0x08, values=np.asarray(ids, np.uint64)),
-        Part(0x10, values=mapping_id),
-        Part(0x18, values=np.asarray(address, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "id"), values=np.asarray(ids, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "mapping_id"), values=mapping_id),
+        Part(spec.key_of(spec.LOCATION, "address"), values=np.asarray(address, np.uint64)),
         Part(0, payload=line_fields, starts=line_field_off[line_offsets[:-1]],
              lengths=line_field_off[line_offsets[1:]] - line_field_off[line_offsets[:-1]],
              raw=True),
-        Part(0x28, values=np.asarray(is_folded, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "is_folded"), values=np.asarray(is_folded, np.uint64)),
     ])
     return encode_len_fields(LOCATION_KEY, message, offsets).tobytes()
 

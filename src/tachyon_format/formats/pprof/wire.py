@@ -39,9 +39,13 @@ from tachyon_format.model import Strings
 from tachyon_format.schema import pprof as spec
 from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
 
-RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "string_table"}
-"""Top-level repeated LEN fields read as vectorised runs."""
-RUN_KEYS = tuple(number << 3 | LEN for number in RUN_FIELDS)
+RUN_FIELDS = {spec.PROFILE.field(name).number: name
+              for name in ("sample", "mapping", "location", "function", "string_table")}
+"""Top-level repeated LEN fields read as vectorised runs, by field number."""
+SAMPLES, MAPPINGS, LOCATIONS, FUNCTIONS, STRINGS = RUN_FIELDS
+LOCATION_IDS, VALUES, LABELS = (spec.SAMPLE.field(name).number
+                                for name in ("location_id", "value", "label"))
+RUN_KEYS = tuple(spec.key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
 SAMPLES_PER_CHUNK = 1 << 15
 CHUNK_BYTES = 1 << 22
 """Bytes of samples decoded at a time, at most (unless one sample is longer): what a chunk
@@ -80,7 +84,7 @@ def scan_profile(buf: npt.NDArray[np.uint8], *, max_samples: int = MAX_SAMPLES,
     as the scan has seen them, before their offsets are all held."""
     runs: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {n: [] for n in RUN_FIELDS}
     counts = dict.fromkeys(RUN_FIELDS, 0)
-    limits = {2: ("max_samples", max_samples), 6: ("max_strings", max_strings)}
+    limits = {SAMPLES: ("max_samples", max_samples), STRINGS: ("max_strings", max_strings)}
 
     def add(number: int, starts: np.ndarray, ends: np.ndarray) -> None:
         runs[number].append((starts, ends))
@@ -332,21 +336,21 @@ class Tables:
 def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
     """Step 2."""
     head = decode_head(top.rest)
-    strings = decode_strings(buf, *top.runs[6])
-    mappings = decode_table(buf, *top.runs[3], spec.MAPPING, "Profile -> mapping")
-    functions = decode_table(buf, *top.runs[5], spec.FUNCTION, "Profile -> function")
-    locations = decode_table(buf, *top.runs[4], spec.LOCATION, "Profile -> location")
+    strings = decode_strings(buf, *top.runs[STRINGS])
+    mappings = decode_table(buf, *top.runs[MAPPINGS], spec.MAPPING, "Profile -> mapping")
+    functions = decode_table(buf, *top.runs[FUNCTIONS], spec.FUNCTION, "Profile -> function")
+    locations = decode_table(buf, *top.runs[LOCATIONS], spec.LOCATION, "Profile -> location")
     line_fields = locations.pop("line:fields")
     _expect_wire(line_fields, LEN, "Profile -> location -> {} -> line")
     lines = decode_table(buf, line_fields.start, line_fields.end, spec.LINE,
                          "Profile -> location -> line")
-    offsets = np.zeros(top.runs[4][0].size + 1, np.int64)
+    offsets = np.zeros(top.runs[LOCATIONS][0].size + 1, np.int64)
     np.cumsum(np.bincount(line_fields.message, minlength=offsets.size - 1), out=offsets[1:])
     lines["offsets"] = offsets
     for table in (mappings, functions, locations, lines):
         for name in [k for k in table if k.endswith(":fields")]:
             del table[name]
-    return Tables(strings, mappings, locations, lines, functions, head, top.runs[2])
+    return Tables(strings, mappings, locations, lines, functions, head, top.runs[SAMPLES])
 
 
 # --- step 3: samples --------------------------------------------------------------------------
@@ -397,14 +401,14 @@ def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
     n = offsets.size - 1
     v = fields.values
     out = []
-    for number in (1, 2):
+    for number in (LOCATION_IDS, VALUES):
         rows = np.flatnonzero(fields.number == number)
         counts = fields.stop[rows] - fields.first[rows]
         csr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(fields.message[rows], weights=counts, minlength=n).astype(
             np.int64), out=csr[1:])
         out += [csr, v[decode_ragged_ranges(fields.first[rows], counts)]]
-    labels = np.flatnonzero(fields.number == 3)
+    labels = np.flatnonzero(fields.number == LABELS)
     if (fields.wire_type[labels] != LEN).any():
         return None
     size = fields.stop[labels] - fields.first[labels]
@@ -435,10 +439,10 @@ def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
         raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
                    exc.offset) from None
     loc_offsets, loc_ids = repeated_uint64(
-        buf, ft.select(ft.number == 1), n, path + "location_id", first)
+        buf, ft.select(ft.number == LOCATION_IDS), n, path + "location_id", first)
     value_offsets, values = repeated_uint64(
-        buf, ft.select(ft.number == 2), n, path + "value", first)
-    label_rows = ft.select(ft.number == 3)
+        buf, ft.select(ft.number == VALUES), n, path + "value", first)
+    label_rows = ft.select(ft.number == LABELS)
     _expect_wire(label_rows, LEN, path + "label", first)
     labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
                           "Profile -> sample -> label")
