@@ -1,5 +1,7 @@
 """Render the format pages ``docs/format/*.md`` from the schema declarations, and the plain
-(``struct``) twins of the Tachyon layouts, ``src/tachyon_format/schema/tachyon_plain.py``.
+(construct-free) twins of the declarations the readers use: the Tachyon layouts,
+``src/tachyon_format/schema/tachyon_plain.py``, and the gperftools header rule,
+``src/tachyon_format/schema/gperftools_plain.py``.
 
     python tools/specgen.py            # (re)write docs/format/ and the plain layouts
     python tools/specgen.py --check    # exit 1 and print a diff if either is stale
@@ -18,15 +20,18 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tachyon_format.specdoc import GENERATED, PROSE_PAGES, render
-from tachyon_format.specdoc.plain import MODULE, render_module
+from tachyon_format.specdoc import GENERATED, PROSE_PAGES, gperftools_plain, plain, render
 
-__all__ = ["GENERATED", "OUT_DIR", "PLAIN_MODULE", "PROSE_PAGES", "main", "render", "stale",
+__all__ = ["GENERATED", "OUT_DIR", "PLAIN_MODULES", "PROSE_PAGES", "main", "render", "stale",
            "stale_module", "write", "write_module"]
 
 REPO = Path(__file__).resolve().parent.parent
 OUT_DIR = REPO / "docs" / "format"
-PLAIN_MODULE = REPO / "src" / "tachyon_format" / "schema" / MODULE
+PLAIN_MODULES: dict[Path, Callable[[], str]] = {
+    REPO / "src" / "tachyon_format" / "schema" / generator.MODULE: generator.render_module
+    for generator in (plain, gperftools_plain)
+}
+"""Each generated module and what renders it."""
 
 
 def stale(out_dir: Path = OUT_DIR) -> list[str]:
@@ -46,18 +51,18 @@ def stale(out_dir: Path = OUT_DIR) -> list[str]:
     return diffs
 
 
-def stale_module(path: Path = PLAIN_MODULE) -> str:
-    """The unified diff between the plain layouts at *path* and what the declarations give
-    now ("" if current)."""
+def stale_module(path: Path) -> str:
+    """The unified diff between the generated module at *path* (a key of
+    :data:`PLAIN_MODULES`) and what the declarations give now ("" if current)."""
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     return "".join(difflib.unified_diff(
-        old.splitlines(keepends=True), render_module().splitlines(keepends=True),
+        old.splitlines(keepends=True), PLAIN_MODULES[path]().splitlines(keepends=True),
         f"committed/{path.name}", f"generated/{path.name}"))
 
 
-def write_module(path: Path = PLAIN_MODULE) -> bool:
-    """Write the plain layouts; whether the file changed."""
-    text = render_module()
+def write_module(path: Path) -> bool:
+    """Write the generated module at *path*; whether the file changed."""
+    text = PLAIN_MODULES[path]()
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return False
     path.write_text(text, encoding="utf-8")
@@ -85,14 +90,14 @@ def main(argv: list[str] | None = None, out: Callable[[str], object] = print) ->
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory")
     args = parser.parse_args(argv)
     if args.check:
-        diffs = stale(args.out) + [d for d in [stale_module()] if d]
+        diffs = stale(args.out) + [d for d in map(stale_module, PLAIN_MODULES) if d]
         for diff in diffs:
             out(diff)
         if diffs:
             out(f"{len(diffs)} file(s) stale: run python tools/specgen.py")
             return 1
         return 0
-    written = write(args.out) + ([PLAIN_MODULE] if write_module() else [])
+    written = write(args.out) + [path for path in PLAIN_MODULES if write_module(path)]
     for path in written:
         out(f"wrote {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
     return 0

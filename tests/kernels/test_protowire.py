@@ -12,12 +12,12 @@ from tachyon_format.kernels.protowire import (
     Part,
     WireError,
     decode_packed_ranges,
-    decode_uleb128_from,
     encode_messages,
     encode_packed,
     find_len_run,
     scan_fields,
 )
+from tachyon_format.kernels.varint import decode_uleb128_from
 from tachyon_format.schema.pprof import message_classes
 from tachyon_format.schema.pprof_wire import MESSAGE
 from tachyon_format.schema.primitives import encode_uleb128

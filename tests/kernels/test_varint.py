@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tachyon_format.kernels import varint
+from tachyon_format.schema import leb128
 from tests.helpers.models import U64, canonical, scalar_uleb128
 
 # a varint: its canonical form, optionally padded with 0x80 groups (non-canonical), or any
@@ -66,7 +67,27 @@ def test_encode_uleb128_roundtrip_and_canonical(values):
 def test_zigzag_roundtrip(values):
     z = varint.encode_zigzag(values)
     assert z.tolist() == [((v << 1) ^ (v >> 63)) & U64 for v in values]
+    assert z.tolist() == [leb128.encode_zigzag(v, 64) for v in values]  # the scalar twin
     assert varint.decode_zigzag(z).tolist() == values
+    assert [leb128.decode_zigzag(int(u)) for u in z] == values
+
+
+@given(st.lists(st.integers(0, U64), max_size=50), st.data())
+def test_decoding_from_the_first_byte_matches_the_scalar(values, draw):
+    """:func:`decode_uleb128_from` (by a varint's first byte) against ``scan_uleb128``, with
+    limits that cut some of them."""
+    raw = b"".join(canonical(v) for v in values)
+    buf = np.frombuffer(raw, np.uint8)
+    starts = np.cumsum([0] + [len(canonical(v)) for v in values])[:-1].astype(np.int64)
+    limits = np.array([draw.draw(st.integers(int(s), len(raw))) for s in starts], np.int64)
+    got, lengths, ok = varint.decode_uleb128_from(buf, starts, limits)
+    for i, (start, limit) in enumerate(zip(starts.tolist(), limits.tolist(), strict=True)):
+        try:
+            value, after = leb128.scan_uleb128(raw, start, limit)
+        except leb128.LEB128Error:
+            assert not ok[i]
+            continue
+        assert ok[i] and (int(got[i]), start + int(lengths[i])) == (value, after)
 
 
 @given(st.binary(max_size=120), st.data())

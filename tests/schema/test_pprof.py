@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tachyon_format.schema import leb128
 from tachyon_format.schema import pprof as spec
 from tachyon_format.schema import pprof_wire as wire
 from tests.helpers.pprof import UPSTREAM_PROTO
@@ -72,9 +73,28 @@ def test_field_construct_reads_what_protobuf_writes():
 
 
 def test_wire_types_of_declared_fields():
-    assert spec.wire_type_of(spec.PROFILE.field("sample")) == spec.LEN
-    assert spec.wire_type_of(spec.PROFILE.field("period")) == spec.VARINT
-    assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == spec.LEN  # packed
+    assert spec.wire_type_of(spec.PROFILE.field("sample")) == leb128.LEN
+    assert spec.wire_type_of(spec.PROFILE.field("period")) == leb128.VARINT
+    assert spec.wire_type_of(spec.SAMPLE.field("location_id")) == leb128.LEN  # packed
+
+
+def test_every_key_is_what_protobuf_writes():
+    """key_of, from which the reader and writer take every key, against the first byte
+    protobuf serializes for each field set alone (all keys of profile.proto are one byte)."""
+    classes = spec.message_classes()
+    values = {"int64": 1, "uint64": 1, "bool": True, "string": "x"}
+    for message in spec.MESSAGES:
+        for f in message.fields:
+            instance = classes[message.name]()
+            if f.type in values and f.repeated:
+                getattr(instance, f.name).append(values[f.type])
+            elif f.type in values:
+                setattr(instance, f.name, values[f.type])
+            elif f.repeated:
+                getattr(instance, f.name).add()
+            else:
+                getattr(instance, f.name).SetInParent()
+            assert instance.SerializeToString()[0] == spec.key_of(message, f.name), f.name
 
 
 def test_generated_page_has_every_field():

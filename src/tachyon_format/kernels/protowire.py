@@ -19,10 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .segments import decode_ragged_ranges
+from tachyon_format.schema.leb128 import (
+    I32,
+    I64,
+    LEN,
+    ULEB128_MAX_BYTES,
+    VARINT,
+    LEB128Error,
+    scan_uleb128,
+)
 
-ULEB128_MAX_BYTES = 10
-VARINT, I64, LEN, I32 = 0, 1, 2, 5
+from .segments import decode_ragged_ranges
+from .varint import decode_uleb128_at, decode_uleb128_from, encode_varints_at, varint_sizes
+
 PEEL_ROUNDS = 8
 FEW_MESSAGES = 32
 """Below this many messages with fields left, :func:`scan_fields` reads the rest of them in
@@ -40,35 +49,6 @@ class WireError(ValueError):
         self.text = text
         self.offset = offset
         self.message = message
-
-
-def decode_uleb128_from(
-    buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], limits: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-    """Vectorised: the ULEB128 starting at each of *starts*, which must end before the
-    matching *limits*. Returns ``(values, lengths, ok)``; ``ok`` is false where the varint is
-    longer than 10 bytes or reaches its limit (its value and length are then meaningless).
-    Values are mod 2**64 (a 10th byte contributes its bit 0), as protobuf decoders read."""
-    n = starts.size
-    values = np.zeros(n, np.uint64)
-    lengths = np.zeros(n, np.int64)
-    ok = np.zeros(n, bool)
-    active = np.arange(n)
-    size = buf.size
-    for k in range(ULEB128_MAX_BYTES):
-        if not active.size:
-            break
-        at = starts[active] + k
-        inside = at < np.minimum(limits[active], size)
-        active, at = active[inside], at[inside]
-        byte = buf[at]
-        values[active] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-        done = byte < 0x80
-        finished = active[done]
-        lengths[finished] = k + 1
-        ok[finished] = True
-        active = active[~done]
-    return values, lengths, ok
 
 
 @dataclass(frozen=True)
@@ -215,13 +195,10 @@ def _scan_few(buf: npt.NDArray[np.uint8], active: npt.NDArray[np.int64],
 def _varint(view: memoryview, at: int, limit: int) -> tuple[int | None, int]:
     """The ULEB128 at *at* and the offset after it; ``(None, at)`` if it reaches *limit* or
     runs past 10 bytes (as :func:`decode_uleb128_from`: the value mod 2**64)."""
-    value = 0
-    for k in range(min(ULEB128_MAX_BYTES, min(limit, len(view)) - at)):
-        byte = view[at + k]
-        value |= (byte & 0x7F) << (7 * k)
-        if byte < 0x80:
-            return value & 0xFFFF_FFFF_FFFF_FFFF, at + k + 1
-    return None, at
+    try:
+        return scan_uleb128(view, at, min(limit, len(view)))
+    except LEB128Error:
+        return None, at
 
 
 def _little_endian(buf, starts, is64) -> npt.NDArray[np.uint64]:
@@ -262,13 +239,7 @@ def decode_packed_ranges(
     if lens.size and lens.max() > ULEB128_MAX_BYTES:
         i = int(np.flatnonzero(lens > ULEB128_MAX_BYTES)[0])
         raise WireError("varint longer than 10 bytes in a packed run", int(index[ends_at[i]]))
-    values = np.zeros(ends_at.size, np.uint64)
-    for k in range(ULEB128_MAX_BYTES):
-        sel = np.flatnonzero(lens > k)
-        if not sel.size:
-            break
-        values[sel] |= (data[ends_at[sel] - k] & 0x7F).astype(np.uint64) << np.uint64(
-            7 * (lens[sel] - 1 - k).astype(np.uint64))
+    values = decode_uleb128_at(data, ends_at, lens)
     counts = np.zeros(lengths.size + 1, np.int64)
     if data.size:
         ends_per = np.cumsum(is_end)
@@ -351,39 +322,6 @@ def find_len_run(
 
 
 # --- encoding -------------------------------------------------------------------------------
-
-
-def varint_sizes(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
-    """Vectorised: bytes of the canonical ULEB128 of each value (1 to 10); one compare per
-    byte that the largest value needs."""
-    v = np.asarray(values, np.uint64)
-    sizes = np.ones(v.size, np.int64)
-    top = int(v.max()) if v.size else 0
-    for k in range(1, ULEB128_MAX_BYTES):
-        if top < 1 << (7 * k):
-            break
-        sizes += v >= (np.uint64(1) << np.uint64(7 * k))
-    return sizes
-
-
-def encode_varints_at(out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
-                      values: npt.NDArray[np.uint64], sizes: npt.NDArray[np.int64]) -> None:
-    """Vectorised: write the canonical ULEB128 of ``values[i]`` (``sizes[i]`` bytes, from
-    :func:`varint_sizes`) at ``out[at[i]:]``: every first byte in one pass, then only the
-    longer values, byte by byte."""
-    v = np.asarray(values, np.uint64)
-    first = (v & np.uint64(0x7F)).astype(np.uint8)
-    first[sizes > 1] |= 0x80
-    out[at] = first
-    sel = np.flatnonzero(sizes > 1)
-    k = 1
-    while sel.size:
-        more = sizes[sel] > k + 1
-        byte = ((v[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        byte[more] |= 0x80
-        out[at[sel] + k] = byte
-        sel = sel[more]
-        k += 1
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
 """Vectorised LEB128 and zigzag: the one copy of the varint codecs for whole arrays.
 
 Tier (c) of STYLE.md 3.5: ``decode_*``/``encode_*`` take and return arrays, with no Python
-loop per value. The scalar definitions (documented once) are in
-:mod:`tachyon_format.schema.primitives`; the tests hold these kernels to them.
+loop per value. Decoding comes in the two shapes callers have: from each varint's last byte
+(its terminator, ``< 0x80``: :func:`decode_uleb128_at`, :func:`decode_uleb128_ending_at`;
+runs and streams of varints) or from its first byte (:func:`decode_uleb128_from`; a field
+found by position). Encoding: :func:`varint_sizes` and :func:`encode_varints_at` into a
+preallocated buffer, :func:`encode_uleb128` over them. The scalar definitions (documented
+once) are in :mod:`tachyon_format.schema.leb128` and :mod:`~tachyon_format.schema.primitives`;
+the tests hold these kernels to them.
 """
 
 from __future__ import annotations
@@ -30,15 +35,17 @@ def scan_terminators(buf: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.intp], 
 
 
 def decode_uleb128_at(
-    buf: npt.NDArray[np.uint8], ends: np.ndarray, lengths: np.ndarray, which: np.ndarray
+    buf: npt.NDArray[np.uint8], ends: np.ndarray, lengths: np.ndarray,
+    which: np.ndarray | None = None,
 ) -> npt.NDArray[np.uint64]:
-    """Vectorised: values of the varints ending at terminators ``ends[which]``.
+    """Vectorised: values of the varints ending at terminators ``ends[which]`` (every one of
+    *ends* if *which* is None), each ``lengths[which]`` bytes long.
 
     Mod 2**64, as CPython's reader: of a 10th byte only bit 0 counts. Values of varints longer
     than 10 bytes are meaningless (callers reject those by their length).
     """
-    pos = ends[which]
-    length = lengths[which]
+    pos = ends if which is None else ends[which]
+    length = lengths if which is None else lengths[which]
     hi = buf[pos]
     lo = buf[pos - 1] & 0x7F
     lo[length < 2] = 0
@@ -63,7 +70,7 @@ def decode_uleb128_ends(
     """
     b = np.asarray(buf, dtype=np.uint8)
     ends, lengths = scan_terminators(b)
-    return ends, decode_uleb128_at(b, ends, lengths, np.arange(ends.size)), lengths
+    return ends, decode_uleb128_at(b, ends, lengths), lengths
 
 
 def decode_uleb128(buf: bytes | memoryview | npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
@@ -80,21 +87,74 @@ def decode_uleb128(buf: bytes | memoryview | npt.NDArray[np.uint8]) -> npt.NDArr
     return values
 
 
+def decode_uleb128_from(
+    buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], limits: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Vectorised: the ULEB128 starting at each of *starts*, which must end before the
+    matching *limits*. Returns ``(values, lengths, ok)``; ``ok`` is false where the varint is
+    longer than 10 bytes or reaches its limit (its value and length are then meaningless).
+    Values are mod 2**64 (a 10th byte contributes its bit 0), as protobuf decoders read."""
+    n = starts.size
+    values = np.zeros(n, np.uint64)
+    lengths = np.zeros(n, np.int64)
+    ok = np.zeros(n, bool)
+    active = np.arange(n)
+    size = buf.size
+    for k in range(ULEB128_MAX_BYTES):
+        if not active.size:
+            break
+        at = starts[active] + k
+        inside = at < np.minimum(limits[active], size)
+        active, at = active[inside], at[inside]
+        byte = buf[at]
+        values[active] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        done = byte < 0x80
+        finished = active[done]
+        lengths[finished] = k + 1
+        ok[finished] = True
+        active = active[~done]
+    return values, lengths, ok
+
+
+def varint_sizes(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """Vectorised: bytes of the canonical ULEB128 of each value (1 to 10); one compare per
+    byte that the largest value needs."""
+    v = np.asarray(values, np.uint64)
+    sizes = np.ones(v.size, np.int64)
+    top = int(v.max()) if v.size else 0
+    for k in range(1, ULEB128_MAX_BYTES):
+        if top < 1 << (7 * k):
+            break
+        sizes += v >= (np.uint64(1) << np.uint64(7 * k))
+    return sizes
+
+
+def encode_varints_at(out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
+                      values: npt.NDArray[np.uint64], sizes: npt.NDArray[np.int64]) -> None:
+    """Vectorised: write the canonical ULEB128 of ``values[i]`` (``sizes[i]`` bytes, from
+    :func:`varint_sizes`) at ``out[at[i]:]``: every first byte in one pass, then only the
+    longer values, byte by byte."""
+    v = np.asarray(values, np.uint64)
+    first = (v & np.uint64(0x7F)).astype(np.uint8)
+    first[sizes > 1] |= 0x80
+    out[at] = first
+    sel = np.flatnonzero(sizes > 1)
+    k = 1
+    while sel.size:
+        more = sizes[sel] > k + 1
+        byte = ((v[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        byte[more] |= 0x80
+        out[at[sel] + k] = byte
+        sel = sel[more]
+        k += 1
+
+
 def encode_uleb128(values: npt.ArrayLike) -> bytes:
     """Vectorised: the canonical (shortest) ULEB128 encoding of unsigned 64-bit values."""
     v = np.asarray(values, dtype=np.uint64).ravel()
-    nbytes = np.ones(v.size, dtype=np.intp)
-    for k in range(1, ULEB128_MAX_BYTES):
-        nbytes += v >= (np.uint64(1) << np.uint64(7 * k))
-    out = np.empty(int(nbytes.sum()), dtype=np.uint8)
-    starts = np.cumsum(nbytes) - nbytes
-    for k in range(ULEB128_MAX_BYTES):
-        sel = np.flatnonzero(nbytes > k)
-        if not sel.size:
-            break
-        group = ((v[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        group |= np.where(nbytes[sel] > k + 1, 0x80, 0).astype(np.uint8)
-        out[starts[sel] + k] = group
+    sizes = varint_sizes(v)
+    out = np.empty(int(sizes.sum()), dtype=np.uint8)
+    encode_varints_at(out, np.cumsum(sizes) - sizes, v, sizes)
     return out.tobytes()
 
 

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .protowire import FEW_MESSAGES, ULEB128_MAX_BYTES
+from tachyon_format.schema.leb128 import LEN, ULEB128_MAX_BYTES, VARINT
 
-VARINT, LEN = 0, 2
+from .protowire import FEW_MESSAGES
+from .varint import decode_uleb128_at
+
 LONG_TAIL = 4096
 """Varints left in fewer than ``FEW_MESSAGES`` messages above which this gives up (None):
 a round here costs tens of microseconds whatever its width, so a sample with millions of
@@ -54,12 +56,7 @@ def decode_varint_stream(data: npt.NDArray[np.uint8]):
     lengths = np.diff(ends, prepend=-1)
     if lengths.size and lengths.max() > ULEB128_MAX_BYTES:
         return None
-    values = data[ends].astype(np.uint64)
-    for k in range(1, ULEB128_MAX_BYTES):
-        sel = np.flatnonzero(lengths > k)
-        if not sel.size:
-            break
-        values[sel] = (values[sel] << np.uint64(7)) | (data[ends[sel] - k] & 0x7F)
+    values = decode_uleb128_at(data, ends, lengths)
     ended_before = np.zeros(data.size + 1, np.int32 if data.size < 2**31 else np.int64)
     np.cumsum(is_end, out=ended_before[1:])
     return values, ends, ended_before

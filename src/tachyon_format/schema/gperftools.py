@@ -13,7 +13,9 @@ Words ("slots" in the spec) are as wide as the writer's pointers, 4 or 8 bytes, 
 writer's native byte order; the file states neither. A reader finds both by trying the
 header's expected values as 32-bit little-endian, 32-bit big-endian, 64-bit little-endian,
 then 64-bit big-endian words (pprof's order; at most one can match). Every binary layout is
-therefore one factory of both, ``header(word_size, order)``, declared once.
+therefore one factory of both, ``header(word_size, order)``, declared once; the header's
+rule (which values each word may hold) is generated from it into the construct-free
+``schema/gperftools_plain.py``, which sniffing and reading test.
 
 File map::
 
@@ -81,6 +83,17 @@ class KnownEnum(cs.Validator):
         return obj in self.subcon.encmapping or obj in self.subcon.decmapping
 
 
+class AtLeast(cs.Validator):
+    """An integer field that must hold *minimum* or more."""
+
+    def __init__(self, subcon: cs.Construct, minimum: int) -> None:
+        super().__init__(subcon)
+        self.minimum = minimum
+
+    def _validate(self, obj, context, path):
+        return obj >= self.minimum
+
+
 _WORDS = {(4, "<"): cs.Int32ul, (4, ">"): cs.Int32ub, (8, "<"): cs.Int64ul, (8, ">"): cs.Int64ub}
 
 
@@ -102,8 +115,8 @@ def header(word_size: int, order: ByteOrder) -> cs.Construct:
             "this one'; 3 (the spec allows more, pprof requires 3)",
             "version" / KnownEnum(cs.Enum(w, Variant)) * "spec: 'format version'; 0, or 1 "
             "for the Java variant",
-            "period_us" / w * "spec: 'sampling period, in microseconds'; above 0 (pprof "
-            "rejects 0); libprofiler writes 1000000 // CPUPROFILE_FREQUENCY",
+            "period_us" / AtLeast(w, 1) * "spec: 'sampling period, in microseconds'; above 0 "
+            "(pprof rejects 0); libprofiler writes 1000000 // CPUPROFILE_FREQUENCY",
             "padding" / cs.Const(0, w) * "0",
         )
     )
@@ -143,21 +156,6 @@ def profile(word_size: int, order: ByteOrder) -> cs.Construct:
         "(PROC_MAPS_LINE or BRIEF_MAPS_LINE; others are ignored). Java variant: symbol lines "
         "(JAVA_SYMBOL_LINE)",
     )
-
-
-def layout_of(head: bytes) -> tuple[int, ByteOrder, Variant] | None:
-    """``(word_size, order, variant)`` of a file starting with *head*, None if its first five
-    words are not a header: 0, 3, 0 or 1, a period above 0, 0 (pprof's ``parseCPU``)."""
-    for word_size, order in ((4, "<"), (4, ">"), (8, "<"), (8, ">")):
-        if len(head) < HEADER_WORDS * word_size:
-            continue
-        words = [int.from_bytes(head[i : i + word_size], "little" if order == "<" else "big")
-                 for i in range(0, HEADER_WORDS * word_size, word_size)]
-        count, slots, version, period, padding = words
-        if count == 0 and slots == NUM_HEADER_SLOTS and version in (0, 1) and period > 0 \
-                and padding == 0:
-            return word_size, order, Variant(version)
-    return None
 
 
 # --- the text after the trailer -----------------------------------------------------------------

@@ -13,11 +13,13 @@ usually gzip-compressed (``.pb.gz``); some tools write it raw, and zstd is propo
 submessages and strings are length-delimited.
 
 The messages below are declared once, as data (``Message``, ``Field``), with a doc on every
-field; ``file_descriptor()`` turns them into a ``FileDescriptorProto`` at run time and
-``message_classes()`` into protobuf message classes (no ``protoc``, no generated ``_pb2``
-module, any protobuf version from 4.21). ``pprof_wire.FIELD`` is the wire-level view of one
-field, which the vectorised decoder (``formats/pprof/wire.py``) follows for the big repeated
-fields.
+field: the reader and the writer (``formats/pprof/``) decode and encode every field by these
+declarations with the wire kernels, field numbers and wire types included, and load no
+protobuf runtime. ``pprof_wire.FIELD`` is the wire-level view of one field (construct: the
+reference page and the tests' scalar oracle). ``file_descriptor()`` turns the declarations
+into a ``FileDescriptorProto`` and ``message_classes()`` into protobuf message classes (no
+``protoc``, no generated ``_pb2`` module, any protobuf version from 4.21), for other tools
+and for the tests, which hold the decoder to protobuf's own parse.
 
 Conventions (``encode.go``): ``string_table[0]`` is ``""``; every other string field is an
 index into the table; ``id`` fields of mappings, locations and functions are nonzero and
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+
+from . import leb128 as wire  # protobuf's wire types, declared with the LEB128 primitives
 
 UPSTREAM_COMMIT = "b9395ee17fa0d0013c3fd96ac9482318422ac337"
 """The google/pprof commit whose ``proto/profile.proto`` these declarations follow."""
@@ -178,26 +182,22 @@ MESSAGES = (PROFILE, VALUE_TYPE, SAMPLE, LABEL, MAPPING, LOCATION, LINE, FUNCTIO
 SCALAR_TYPES = {"int64": 3, "uint64": 4, "bool": 8, "string": 9}
 """``FieldDescriptorProto.Type`` numbers of the scalar types the messages use."""
 
-WIRE_TYPES = {"int64": 0, "uint64": 0, "bool": 0, "string": 2}
-"""Wire type of each scalar type as one value; messages, strings and packed runs are 2."""
-
-# --- the wire format (one field as construct declares it: pprof_wire) -----------------------
-
-VARINT = 0
-"""Wire type of a ULEB128 value (int64 as two's complement, uint64, bool)."""
-I64 = 1
-"""Wire type of 8 little-endian bytes (unused by profile.proto)."""
-LEN = 2
-"""Wire type of a byte count and bytes: messages, strings, packed repeated scalars."""
-I32 = 5
-"""Wire type of 4 little-endian bytes (unused by profile.proto)."""
+WIRE_TYPES = {"int64": wire.VARINT, "uint64": wire.VARINT, "bool": wire.VARINT,
+              "string": wire.LEN}
+"""Wire type of each scalar type as one value; messages, strings and packed runs are LEN."""
 
 
 def wire_type_of(field: Field) -> int:
     """The wire type *field* has on disk: LEN for messages, strings and packed runs."""
     if field.type not in WIRE_TYPES or field.repeated:
-        return LEN
+        return wire.LEN
     return WIRE_TYPES[field.type]
+
+
+def key_of(message: Message, name: str) -> int:
+    """The key of field *name* of *message* on the wire: ``number << 3 | wire type``."""
+    f = message.field(name)
+    return f.number << 3 | wire_type_of(f)
 
 
 # --- descriptors at run time ------------------------------------------------------------------

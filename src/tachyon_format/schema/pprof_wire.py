@@ -9,6 +9,7 @@ from __future__ import annotations
 import construct as cs
 from construct import this
 
+from .leb128 import I32, I64, LEN, VARINT
 from .primitives import ULEB128
 
 FIELD = "One protobuf field: a key (field_number << 3 | wire_type), then its value" * cs.Struct(
@@ -16,10 +17,10 @@ FIELD = "One protobuf field: a key (field_number << 3 | wire_type), then its val
     "number" / cs.Computed(this.key >> 3) * "Field number (1 and above)",
     "wire_type" / cs.Computed(this.key & 7) * "How the value is stored",
     "value" / cs.Switch(this.wire_type, {
-        0: ULEB128,
-        1: cs.Bytes(8),
-        2: cs.Prefixed(ULEB128, cs.GreedyBytes),
-        5: cs.Bytes(4),
+        VARINT: ULEB128,
+        I64: cs.Bytes(8),
+        LEN: cs.Prefixed(ULEB128, cs.GreedyBytes),
+        I32: cs.Bytes(4),
     }, default=cs.Error) * "VARINT (0): a ULEB128; I64 (1): 8 bytes; LEN (2): a ULEB128 byte "
                            "count and the bytes (message, string or packed run); I32 (5): 4 "
                            "bytes; groups (3, 4) are not used by profile.proto",

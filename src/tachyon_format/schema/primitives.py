@@ -1,7 +1,8 @@
 """Field types shared by every schema. Each is documented once, here.
 
-Tier (a)/(b): these are scalar construct types. Bulk decoding of the same encodings lives in
-``tachyon_format.codec.kernels`` and is tested against these declarations.
+Tier (a)/(b): these are scalar construct types over the construct-free scalars of
+``schema/leb128.py``. Bulk decoding and encoding of the same encodings lives in
+``tachyon_format.kernels.varint`` and is tested against these declarations.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from .leb128 import (  # noqa: F401 (the construct-free scalars, re-exported)
     U64_MAX,
     ULEB128_MAX_BYTES,
     LEB128Error,
+    decode_zigzag,
     encode_uleb128,
+    encode_zigzag,
     scan_uleb128,
 )
 from .plain import ByteOrder  # noqa: F401 (declared there: plain needs no construct)
@@ -75,12 +78,12 @@ class ZigZagLEB128Int32(cs.Adapter):
     """
 
     def _decode(self, obj, context, path):
-        return (obj >> 1) ^ -(obj & 1)
+        return decode_zigzag(obj)
 
     def _encode(self, obj, context, path):
         if not isinstance(obj, int) or not -(2**31) <= obj < 2**31:
             raise VarintError(f"cannot encode {obj!r} as zigzag int32", path=path)
-        return ((obj << 1) ^ (obj >> 31)) & U32_MAX
+        return encode_zigzag(obj, 32)
 
 
 ULEB128 = UnsignedLEB128(U64_MAX)

@@ -128,7 +128,7 @@ def render_primitives(reg: Registry) -> str:
     for stmt in ast.parse(inspect.getsource(P)).body + ast.parse(inspect.getsource(L)).body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
-            if isinstance(getattr(P, name), cs.Construct) and name in attr_docs:
+            if isinstance(getattr(P, name, None), cs.Construct) and name in attr_docs:
                 instances.append(name)
         elif isinstance(stmt, ast.ClassDef) and ast.get_docstring(stmt):
             classes.append(stmt)

@@ -71,6 +71,8 @@ def type_label(sc: cs.Construct, reg: Registry, here: str) -> str:
         return f"{type_label(sc.subcon, reg, here)} ({sc.raw} = None)"
     if isinstance(sc, G.KnownEnum):
         return type_label(sc.subcon, reg, here) + " (no other value)"
+    if isinstance(sc, G.AtLeast):
+        return f"{type_label(sc.subcon, reg, here)}, at least {sc.minimum}"
     if isinstance(sc, cs.FlagsEnum):
         flags = ", ".join(f"{k}={v}" for k, v in sc.flags.items())
         return f"{type_label(sc.subcon, reg, here)} flags: {flags}"

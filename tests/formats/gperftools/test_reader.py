@@ -20,6 +20,7 @@ import pytest
 import tachyon_format
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.gperftools.facts import GperftoolsFacts
+from tachyon_format.formats.gperftools.header import layout_of
 from tachyon_format.formats.gperftools.reader import parse
 from tachyon_format.schema import gperftools as G
 from tests.helpers.libprofiler import COMMITTED, COMMITTED_PROFILES, PPROF_PROFILES, golden
@@ -31,7 +32,7 @@ LAYOUTS = [(4, "<"), (4, ">"), (8, "<"), (8, ">")]
 
 def recode(data: bytes, target: tuple[int, str]) -> bytes:
     """*data* with its binary part re-encoded into *target*'s words (``struct``, not ours)."""
-    size, order, _ = G.layout_of(data)
+    size, order, _ = layout_of(data)
     code = {4: "I", 8: "Q"}
     values = list(struct.unpack_from(f"{order}{len(data) // size}{code[size]}", data))
     at = G.HEADER_WORDS

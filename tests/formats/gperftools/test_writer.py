@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tachyon_format
+from tachyon_format.formats.gperftools.header import layout_of
 from tachyon_format.formats.gperftools.reader import parse
 from tachyon_format.formats.gperftools.writer import GUARD_PCS, build
 from tachyon_format.model import (
@@ -112,7 +113,7 @@ def test_files_pprof_left_unchanged_come_back_byte_for_byte():
 def test_every_layout(layout):
     profile = address_profile([[0x1000, 0x2000], [0x1010, 0x2010, 0x3000]], [3, 1])
     data = build(profile, word_size=layout[0], byte_order=layout[1])
-    assert G.layout_of(data) == (*layout, G.Variant.CPP)
+    assert layout_of(data) == (*layout, G.Variant.CPP)
     assert len(data) == layout[0] * (5 + 4 + 5 + 3)
     assert address_stacks(parse(data)) == address_stacks(profile)
 
@@ -202,7 +203,7 @@ def python_stacks(profile: Profile, *, file_of_name: bool) -> Counter:
 def test_a_python_profile_becomes_the_java_variant():
     python = tachyon_format.read(PYTHON_PROFILE)
     data = build(python)
-    assert G.layout_of(data) == (8, "<", G.Variant.JAVA)
+    assert layout_of(data) == (8, "<", G.Variant.JAVA)
     back = parse(data)
     assert back.meta.period == python.meta.period == 2_000_000
     assert len(back.samples) < len(python.samples)  # one record per distinct stack

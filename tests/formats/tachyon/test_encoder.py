@@ -2,8 +2,9 @@
 the string and frame tables, CPython's record choice, the REPEAT and write buffers.
 
 Its contract: the region it writes decodes back (through the reference decoder) to the
-samples it was given, in records chosen by CPython's rule (docs/format/records.md#record-
-choice, modelled here from the docs), with the ``get_stats()`` counters of those records;
+samples it was given, in records chosen by CPython's rule
+(docs/format/records.md#record-choice, modelled here from the docs), with the
+``get_stats()`` counters of those records;
 and its bytes, tables included, are those CPython 3.15's own BinaryWriter writes for the
 same samples.
 """

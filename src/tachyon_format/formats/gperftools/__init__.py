@@ -9,6 +9,6 @@ from __future__ import annotations
 
 def sniff(head: bytes) -> bool:
     """Is *head* (the first bytes of a file) a gperftools CPU profile's header?"""
-    from tachyon_format.schema.gperftools import layout_of
+    from .header import layout_of
 
     return layout_of(head) is not None

@@ -2,9 +2,9 @@
 
 Pipeline:
 
-1. the layout (word size, byte order, variant) from the header (tier a,
-   ``schema.gperftools.layout_of``); a file that is not a header, or is cut inside one,
-   gets a :class:`FormatError` naming the first field that disagrees;
+1. the layout (word size, byte order, variant) from the header: the declared rule of each
+   word tested in each layout (:mod:`.header`); a file that is not a header, or is cut
+   inside one, gets a :class:`FormatError` naming the first field that disagrees;
 2. the whole file as one numpy array of words (a view, no copy);
 3. the chain of records walked once (``kernels.counted_records``), every ``num_pcs``
    checked against the words left before anything is allocated for it;
@@ -23,10 +23,9 @@ from tachyon_format.kernels.counted_records import gather_counted_records, scan_
 from tachyon_format.schema import gperftools as spec
 
 from .facts import Layout
+from .header import FIELDS, HEADER_WORDS, layout_of, words_that_fit
 
-_HEADER_FIELDS = ("header_count", "num_header_slots", "version", "period_us", "padding")
 _TRAILER = (0, 1, 0)
-
 
 
 @dataclass(frozen=True)
@@ -50,13 +49,13 @@ class Records:
 def read_records(data: bytes) -> Records:
     """Header, records and trailer of *data*, or a :class:`FormatError` saying where and
     which field is wrong."""
-    found = spec.layout_of(data[: spec.HEADER_WORDS * 8])
+    found = layout_of(data[: HEADER_WORDS * 8])
     if found is None:
         raise _header_error(data)
-    word_size, order, variant = found
+    word_size, order, version = found
     words = np.frombuffer(data, dtype=f"{order}u{word_size}", count=len(data) // word_size)
-    header = tuple(int(w) for w in words[: spec.HEADER_WORDS])
-    walk = scan_counted_records(words, spec.HEADER_WORDS, terminator=_TRAILER)
+    header = tuple(int(w) for w in words[:HEADER_WORDS])
+    walk = scan_counted_records(words, HEADER_WORDS, terminator=_TRAILER)
     index = len(walk.starts)
     if walk.stop == "short":
         slot = len(words) - walk.end  # 0: no count, 1: a count but no num_pcs
@@ -78,8 +77,8 @@ def read_records(data: bytes) -> Records:
                           "there)", offset=walk.end * word_size, path="trailer")
     heads, offsets, pcs = gather_counted_records(words, walk.starts)
     text_offset = walk.end * word_size
-    return Records(Layout(word_size, order, variant), header, heads[:, 0], offsets, pcs,
-                   data[text_offset:], text_offset)
+    return Records(Layout(word_size, order, spec.Variant(version)), header, heads[:, 0],
+                   offsets, pcs, data[text_offset:], text_offset)
 
 
 def _header_error(data: bytes) -> FormatError:
@@ -87,13 +86,13 @@ def _header_error(data: bytes) -> FormatError:
     the first field that disagrees (or the field the file ends in)."""
     best = (-1, 8, "<")
     for word_size, order in ((8, "<"), (4, "<"), (4, ">"), (8, ">")):
-        good = _header_words_that_fit(data, word_size, order)
+        good = words_that_fit(data, word_size, order)
         if good > best[0]:
             best = (good, word_size, order)
     good, word_size, order = best
-    field = _HEADER_FIELDS[min(good, spec.HEADER_WORDS - 1)]
-    if (good + 1) * word_size > len(data) and good < spec.HEADER_WORDS:
-        return FormatError(f"truncated: a gperftools header is {spec.HEADER_WORDS} words, "
+    field = FIELDS[min(good, HEADER_WORDS - 1)]
+    if (good + 1) * word_size > len(data) and good < HEADER_WORDS:
+        return FormatError(f"truncated: a gperftools header is {HEADER_WORDS} words, "
                            f"the file has {len(data)} bytes", offset=len(data),
                            path=f"header -> {field}")
     if good == 0:
@@ -104,17 +103,3 @@ def _header_error(data: bytes) -> FormatError:
     return FormatError(f"not a gperftools CPU profile: {field} is wrong for a {bits}-bit "
                        f"{'little' if order == '<' else 'big'}-endian header",
                        offset=good * word_size, path=f"header -> {field}")
-
-
-def _header_words_that_fit(data: bytes, word_size: int, order: str) -> int:
-    """How many of the header's words, from the first, hold what a header holds."""
-    for k in range(spec.HEADER_WORDS):
-        chunk = data[k * word_size : (k + 1) * word_size]
-        if len(chunk) < word_size:
-            return k
-        value = int.from_bytes(chunk, "little" if order == "<" else "big")
-        ok = (value == 0, value == spec.NUM_HEADER_SLOTS, value in (0, 1), value > 0,
-              value == 0)[k]
-        if not ok:
-            return k
-    return spec.HEADER_WORDS

@@ -17,6 +17,7 @@ import zlib
 from typing import Literal
 
 from tachyon_format.errors import FormatError
+from tachyon_format.schema.leb128 import LEN, VARINT, LEB128Error, scan_uleb128
 from tachyon_format.schema.pprof import GZIP_MAGIC, PROFILE, ZSTD_MAGIC, wire_type_of
 
 from ..sources import INPUT_STEP, gunzip
@@ -33,7 +34,7 @@ SNIFF_OUTPUT = 64
 """Decompressed bytes that sniffing looks at."""
 
 _WIRE = {f.number: wire_type_of(f) for f in PROFILE.fields}
-_WIRE_ALSO = {13: 0}  # comment, unpacked
+_WIRE_ALSO = {13: VARINT}  # comment, unpacked
 
 
 def compression_of(head: bytes) -> Compression:
@@ -159,7 +160,7 @@ def looks_like_profile(head: bytes, complete: bool = False) -> bool:
         if value is None:
             return fields >= 1 and not complete
         fields += 1
-        if wire == 2:
+        if wire == LEN:
             pos += value
             if pos > len(head):
                 return not complete
@@ -167,16 +168,12 @@ def looks_like_profile(head: bytes, complete: bool = False) -> bool:
 
 
 def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
-    value = shift = 0
-    for k in range(10):
-        if pos + k >= len(data):
-            return None, pos
-        byte = data[pos + k]
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos + k + 1
-    return None, pos
+    """The ULEB128 at *pos* and the offset after it; ``(None, pos)`` if it is cut or too
+    long."""
+    try:
+        return scan_uleb128(data, pos, len(data))
+    except LEB128Error:
+        return None, pos
 
 
 def sniff(head: bytes) -> bool:

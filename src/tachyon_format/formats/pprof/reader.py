@@ -38,7 +38,15 @@ from .compression import DEFAULT_MAX_SIZE, decompress
 from .facts import EXTRAS_KEY, INTERPRETER_ID, THREAD_ID, THREAD_STATUS, TIMESTAMP, PprofFacts
 from .labels import LabelColumns
 from .validation import check_strings, check_tables, resolve
-from .wire import Tables, decode_tables, fail, iter_sample_chunks, scan_profile
+from .wire import (
+    MAX_SAMPLES,
+    MAX_STRINGS,
+    Tables,
+    decode_tables,
+    fail,
+    iter_sample_chunks,
+    scan_profile,
+)
 
 INT32 = np.iinfo(np.int32)
 
@@ -58,13 +66,16 @@ def load(source: Any, max_size: int = DEFAULT_MAX_SIZE) -> tuple[np.ndarray, str
     return np.frombuffer(message, np.uint8), kind
 
 
-def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE,
-         samples_per_chunk: int = 1 << 16) -> Profile:
-    """The profile in *source* (``max_size``: cap on the decompressed size, bytes)."""
+def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
+         max_strings: int = MAX_STRINGS, samples_per_chunk: int = 1 << 16) -> Profile:
+    """The profile in *source*. Limits (docs/format/limits.md): ``max_size``, the
+    decompressed size in bytes; ``max_samples`` and ``max_strings``, entries of the
+    message (a :class:`~tachyon_format.errors.LimitError` names the one exceeded)."""
     buf, kind = load(source, max_size)
     if buf.size == 0:
         raise fail("empty message (pprof: 'empty input file')", "Profile", 0)
-    tables = decode_tables(buf, scan_profile(buf))
+    tables = decode_tables(buf, scan_profile(buf, max_samples=max_samples,
+                                             max_strings=max_strings))
     check_tables(tables)
     frames, location_first, location_frames, frame_cols = _frames(tables)
     num_types = len(tables.head.sample_type)
@@ -224,7 +235,7 @@ def _meta(tables: Tables) -> Meta:
     head, texts = tables.head, tables.strings
     sample_types = tuple(ValueType(texts[st.type], texts[st.unit]) for st in head.sample_type)
     period_type = None
-    if head.HasField("period_type"):
+    if head.period_type is not None:
         period_type = ValueType(texts[head.period_type.type], texts[head.period_type.unit])
     return Meta(
         sample_types=sample_types,
@@ -250,7 +261,7 @@ def _facts(tables: Tables, kind: str, frame_cols, other, mapped) -> PprofFacts:
         "sample_type": np.asarray([(st.type, st.unit) for st in head.sample_type],
                                   np.int64).reshape(-1, 2),
         "period_type": (head.period_type.type, head.period_type.unit)
-        if head.HasField("period_type") else None,
+        if head.period_type is not None else None,
         **{name: int(getattr(head, name)) for name in (
             "default_sample_type", "drop_frames", "keep_frames", "doc_url")},
         "comment": np.asarray(head.comment, np.int64),
@@ -283,12 +294,15 @@ def info_of(tables: Tables, meta: Meta, num_samples: int) -> dict[str, Any]:
     }
 
 
-def info(source: Any, *, max_size: int = DEFAULT_MAX_SIZE) -> dict[str, Any]:
-    """Header-level facts: the tables and counts, without decoding a sample."""
+def info(source: Any, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
+         max_strings: int = MAX_STRINGS) -> dict[str, Any]:
+    """Header-level facts: the tables and counts, without decoding a sample (the limits of
+    :func:`read`)."""
     buf, kind = load(source, max_size)
     if buf.size == 0:
         raise fail("empty message (pprof: 'empty input file')", "Profile", 0)
-    tables = decode_tables(buf, scan_profile(buf))
+    tables = decode_tables(buf, scan_profile(buf, max_samples=max_samples,
+                                             max_strings=max_strings))
     check_tables(tables)
     facts = info_of(tables, _meta(tables), int(tables.sample_ranges[0].size))
     facts["compression"] = kind

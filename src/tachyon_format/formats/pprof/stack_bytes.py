@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels.protowire import encode_varints_at, varint_sizes
 from tachyon_format.kernels.segments import count_longer_than, decode_chain_sums
+from tachyon_format.kernels.varint import encode_varints_at, varint_sizes
 from tachyon_format.model import Stacks
 
 __all__ = ["StackBytes"]

@@ -16,11 +16,14 @@ import numpy as np
 
 from tachyon_format.kernels.protowire import Part, encode_len_fields, encode_messages
 from tachyon_format.model import Profile, Strings, ValueType
-from tachyon_format.schema.pprof import message_classes
+from tachyon_format.schema import pprof as spec
+from tachyon_format.schema.leb128 import encode_uleb128
 
 from .facts import PprofFacts
 
-LOCATION_KEY, FUNCTION_KEY, STRING_KEY, LINE_KEY = 0x22, 0x2A, 0x32, 0x22
+LOCATION_KEY, FUNCTION_KEY, STRING_KEY = (spec.key_of(spec.PROFILE, name)
+                                          for name in ("location", "function", "string_table"))
+LINE_KEY = spec.key_of(spec.LOCATION, "line")
 
 
 class StringTable:
@@ -168,12 +171,12 @@ def _tables_as_read(profile: Profile, facts: PprofFacts, strings: StringTable) -
 
 def _encode_functions(ids, name, system_name, filename, start_line) -> bytes:
     n = ids.size
+    int64s = {"name": name, "system_name": system_name, "filename": filename,
+              "start_line": start_line}
     message, offsets = encode_messages(n, [
-        Part(0x08, values=ids.astype(np.uint64)),
-        Part(0x10, values=name.astype(np.int64).view(np.uint64)),
-        Part(0x18, values=system_name.astype(np.int64).view(np.uint64)),
-        Part(0x20, values=filename.astype(np.int64).view(np.uint64)),
-        Part(0x28, values=start_line.astype(np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.FUNCTION, "id"), values=ids.astype(np.uint64)),
+        *(Part(spec.key_of(spec.FUNCTION, field), values=column.astype(np.int64).view(np.uint64))
+          for field, column in int64s.items()),
     ])
     return encode_len_fields(FUNCTION_KEY, message, offsets).tobytes()
 
@@ -182,79 +185,109 @@ def _encode_locations(ids, mapping_id, address, is_folded, line_offsets, functio
                       column) -> bytes:
     num_lines = function_id.size
     line_msg, line_off = encode_messages(num_lines, [
-        Part(0x08, values=function_id),
-        Part(0x10, values=np.asarray(line, np.int64).view(np.uint64)),
-        Part(0x18, values=np.asarray(column, np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.LINE, "function_id"), values=function_id),
+        Part(spec.key_of(spec.LINE, "line"), values=np.asarray(line, np.int64).view(np.uint64)),
+        Part(spec.key_of(spec.LINE, "column"), values=np.asarray(column, np.int64).view(np.uint64)),
     ])
     # each line as a `line` field; a location's lines are consecutive
     line_fields, line_field_off = encode_messages(num_lines, [
         Part.of(LINE_KEY, line_msg, line_off, keep_zero=True)])
     n = ids.size
     message, offsets = encode_messages(n, [
-        Part(0x08, values=np.asarray(ids, np.uint64)),
-        Part(0x10, values=mapping_id),
-        Part(0x18, values=np.asarray(address, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "id"), values=np.asarray(ids, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "mapping_id"), values=mapping_id),
+        Part(spec.key_of(spec.LOCATION, "address"), values=np.asarray(address, np.uint64)),
         Part(0, payload=line_fields, starts=line_field_off[line_offsets[:-1]],
              lengths=line_field_off[line_offsets[1:]] - line_field_off[line_offsets[:-1]],
              raw=True),
-        Part(0x28, values=np.asarray(is_folded, np.uint64)),
+        Part(spec.key_of(spec.LOCATION, "is_folded"), values=np.asarray(is_folded, np.uint64)),
     ])
     return encode_len_fields(LOCATION_KEY, message, offsets).tobytes()
 
 
+def _key(message: spec.Message, name: str) -> bytes:
+    """The encoded key of field *name* of *message*, from its declaration."""
+    f = message.field(name)
+    return encode_uleb128(f.number << 3 | spec.wire_type_of(f))
+
+
+def _message(message: spec.Message, values: dict[str, Any]) -> bytes:
+    """One message of a few fields, encoded in field-number order as protobuf serializes
+    proto3: an integer field left out where 0 (int64 as its two's complement), a
+    submessage or packed run (bytes) written whenever given (not None; an empty packed run
+    is left out)."""
+    out = bytearray()
+    for f in message.fields:
+        value = values.get(f.name)
+        if value is None or (f.repeated and not value):
+            continue
+        if isinstance(value, bytes):
+            out += _key(message, f.name) + encode_uleb128(len(value)) + value
+        elif value:
+            out += _key(message, f.name) + encode_uleb128(int(value) & 0xFFFF_FFFF_FFFF_FFFF)
+    return bytes(out)
+
+
+def _repeated(message: spec.Message, name: str, payloads) -> bytes:
+    """The occurrences of repeated message field *name*, each ``key length payload``."""
+    key = _key(message, name)
+    return b"".join(key + encode_uleb128(len(p)) + p for p in payloads)
+
+
 def _encode_mappings(profile: Profile, ids, c, strings: StringTable) -> bytes:
-    """Mappings through the protobuf classes (a profile has a handful)."""
-    Profile_ = message_classes()["Profile"]
-    out = Profile_()
+    """Mappings, a message each (a profile has a handful)."""
     m = profile.mappings
     flags = ("has_functions", "has_filenames", "has_line_numbers", "has_inline_frames")
-    for i in range(len(m)):
-        entry = out.mapping.add(
-            id=int(ids[i]), memory_start=int(m.start[i]), memory_limit=int(m.limit[i]),
-            file_offset=int(m.offset[i]), filename=strings.row(int(m.filename[i])),
-            build_id=strings.row(int(m.build_id[i])))
-        if c is not None:
-            for flag in flags:
-                setattr(entry, flag, bool(c[flag][i]))
-    return out.SerializeToString()
+    return _repeated(spec.PROFILE, "mapping", (_message(spec.MAPPING, {
+        "id": int(ids[i]), "memory_start": int(m.start[i]), "memory_limit": int(m.limit[i]),
+        "file_offset": int(m.offset[i]), "filename": strings.row(int(m.filename[i])),
+        "build_id": strings.row(int(m.build_id[i])),
+        **({flag: bool(c[flag][i]) for flag in flags} if c is not None else {}),
+    }) for i in range(len(m))))
 
 
 def encode_head(profile: Profile, facts: PprofFacts | None, strings: StringTable,
                 sample_types: tuple[ValueType, ...], overrides: dict[str, Any]) -> bytes:
-    """The top-level fields but the big tables, through the protobuf classes."""
+    """The top-level fields but the big tables: the sample types, then the scalars and the
+    period type (``Profile`` fields 7 to 15) as one message."""
     meta = profile.meta
-    out = message_classes()["Profile"]()
     of = facts.strings_of if facts is not None else {}
     kept_types = of.get("sample_type")
     if kept_types is not None and len(kept_types) == len(sample_types) and [
             (profile.strings[int(t)], profile.strings[int(u)]) for t, u in kept_types] == [
             (v.type, v.unit) for v in sample_types]:
-        for t, u in kept_types:
-            out.sample_type.add(type=int(strings.rows(t)), unit=int(strings.rows(u)))
+        types = [(int(strings.rows(t)), int(strings.rows(u))) for t, u in kept_types]
     else:
-        for v in sample_types:
-            out.sample_type.add(type=strings.add(v.type), unit=strings.add(v.unit))
+        types = [(strings.add(v.type), strings.add(v.unit)) for v in sample_types]
+    fields: dict[str, Any] = {
+        "period": _int64(meta.period, "period"),
+        "time_nanos": _int64(meta.time_ns or 0, "time_nanos"),
+        "duration_nanos": _int64(meta.duration_ns or 0, "duration_nanos"),
+    }
     if meta.period_type is not None:
-        out.period_type.type = strings.add(meta.period_type.type)
-        out.period_type.unit = strings.add(meta.period_type.unit)
-    out.period = _int64(meta.period, "period")
-    out.time_nanos = _int64(meta.time_ns or 0, "time_nanos")
-    out.duration_nanos = _int64(meta.duration_ns or 0, "duration_nanos")
+        fields["period_type"] = _message(spec.VALUE_TYPE, {
+            "type": strings.add(meta.period_type.type),
+            "unit": strings.add(meta.period_type.unit)})
     default = overrides.get("default_sample_type") or meta.default_sample_type
     if default:
-        out.default_sample_type = strings.add(default)
+        fields["default_sample_type"] = strings.add(default)
     for name in ("doc_url", "drop_frames", "keep_frames"):
         text = overrides.get(name)
         if text:
-            setattr(out, name, strings.add(text))
+            fields[name] = strings.add(text)
         elif of.get(name):
-            setattr(out, name, int(strings.rows(of[name])))
+            fields[name] = int(strings.rows(of[name]))
     comments = overrides.get("comments")
     if comments is not None:
-        out.comment.extend(strings.add(text) for text in comments)
+        comment = [strings.add(text) for text in comments]
     elif of.get("comment") is not None:
-        out.comment.extend(int(i) for i in strings.rows(of["comment"]))
-    return out.SerializeToString()
+        comment = [int(i) for i in strings.rows(of["comment"])]
+    else:
+        comment = []
+    fields["comment"] = b"".join(encode_uleb128(i & 0xFFFF_FFFF_FFFF_FFFF) for i in comment)
+    head = _repeated(spec.PROFILE, "sample_type", (
+        _message(spec.VALUE_TYPE, {"type": t, "unit": u}) for t, u in types))
+    return head + _message(spec.PROFILE, fields)
 
 
 def _int64(value: int, field: str) -> int:

@@ -79,7 +79,7 @@ def check_tables(tables: Tables) -> None:
                    f"Profile -> mapping -> {int(bad[0])} -> memory_limit")
     head = tables.head
     scalars = [head.drop_frames, head.keep_frames, head.default_sample_type, head.doc_url,
-               head.period_type.type, head.period_type.unit, *head.comment]
+               *(head.period_type or ()), *head.comment]
     scalars += [v for st in head.sample_type for v in (st.type, st.unit)]
     check_strings(np.asarray(scalars, np.int64), n, "Profile -> string index {}")
 

@@ -4,9 +4,9 @@
    (samples, mappings, locations, functions, strings) as vectorised runs
    (:func:`~tachyon_format.kernels.protowire.find_len_run`), the few others one by one.
 2. The tables (mappings, locations with their lines, functions) are decoded field by field
-   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`); the
-   small rest (sample types, period, scalars, comments) goes through the protobuf classes
-   of :mod:`tachyon_format.schema.pprof`.
+   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`), and so
+   is the small rest (sample types, period, scalars, comments: :func:`decode_head`), each
+   by the message declarations of :mod:`tachyon_format.schema.pprof`; no protobuf runtime.
 3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
    expands to (every location id of every sample) never exists for the whole file.
 
@@ -19,39 +19,55 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
+from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.kernels.protowire import (
-    LEN,
-    VARINT,
     FieldTable,
     WireError,
     decode_packed_ranges,
-    decode_uleb128_from,
     find_len_run,
     scan_fields,
 )
 from tachyon_format.kernels.segments import decode_ragged_ranges
+from tachyon_format.kernels.varint import decode_uleb128_from
 from tachyon_format.kernels.varint_messages import scan_varint_messages
 from tachyon_format.model import Strings
 from tachyon_format.schema import pprof as spec
+from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
 
-RUN_FIELDS = {2: "sample", 3: "mapping", 4: "location", 5: "function", 6: "string_table"}
-"""Top-level repeated LEN fields read as vectorised runs."""
-RUN_KEYS = tuple(number << 3 | LEN for number in RUN_FIELDS)
+RUN_FIELDS = {spec.PROFILE.field(name).number: name
+              for name in ("sample", "mapping", "location", "function", "string_table")}
+"""Top-level repeated LEN fields read as vectorised runs, by field number."""
+SAMPLES, MAPPINGS, LOCATIONS, FUNCTIONS, STRINGS = RUN_FIELDS
+LOCATION_IDS, VALUES, LABELS = (spec.SAMPLE.field(name).number
+                                for name in ("location_id", "value", "label"))
+RUN_KEYS = tuple(spec.key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
 SAMPLES_PER_CHUNK = 1 << 15
+CHUNK_BYTES = 1 << 22
+"""Bytes of samples decoded at a time, at most (unless one sample is longer): what a chunk
+expands to is a few times this, however deep its stacks."""
+GATHER_BYTES = 1 << 24
+"""Bytes copied per vectorised gather of :func:`gather_ranges` (its index array is 8 times
+this)."""
 FIRST_WINDOW = 1 << 12
 MAX_WINDOW = 1 << 23
 """Bytes a run search looks at, at most: bounds its candidate arrays."""
+MAX_SAMPLES = 1 << 27
+"""Samples ``read()`` takes at most by default (``max_samples``, as for Tachyon): each costs
+some 40 bytes of columns and ranges."""
+MAX_STRINGS = 1 << 24
+"""Strings ``read()`` takes at most by default (``max_strings``): an empty string is 2 bytes
+of message but 16 bytes of offsets, so 1 GiB of them would ask for 8 GiB."""
 
 
 @dataclass
 class TopLevel:
     """Where the top-level fields are: for each run field, payload ``(starts, ends)``; the
-    bytes of every other field, to be parsed by protobuf."""
+    bytes of every other field, for :func:`decode_head`."""
 
     runs: dict[int, tuple[np.ndarray, np.ndarray]]
     rest: bytes
@@ -61,9 +77,24 @@ def fail(text: str, path: str, offset: int | None = None) -> FormatError:
     return FormatError(f"pprof: {text}", offset=offset, path=path)
 
 
-def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
-    """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*)."""
+def scan_profile(buf: npt.NDArray[np.uint8], *, max_samples: int = MAX_SAMPLES,
+                 max_strings: int = MAX_STRINGS) -> TopLevel:
+    """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*). More
+    than *max_samples* samples or *max_strings* strings raise :class:`LimitError` as soon
+    as the scan has seen them, before their offsets are all held."""
     runs: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {n: [] for n in RUN_FIELDS}
+    counts = dict.fromkeys(RUN_FIELDS, 0)
+    limits = {SAMPLES: ("max_samples", max_samples), STRINGS: ("max_strings", max_strings)}
+
+    def add(number: int, starts: np.ndarray, ends: np.ndarray) -> None:
+        runs[number].append((starts, ends))
+        counts[number] += starts.size
+        if number in limits and counts[number] > limits[number][1]:
+            keyword, value = limits[number]
+            raise LimitError(f"pprof: more than {value} {RUN_FIELDS[number]} entries, more "
+                             f"than read() takes ({keyword}={value}); pass a larger "
+                             f"{keyword} to read them", limit=keyword, value=value,
+                             offset=int(starts[-1]), path=_path(number))
     rest: list[bytes] = []
     data = buf.tobytes() if buf.size < 1 << 16 else None
     pos, size = 0, buf.size
@@ -76,7 +107,7 @@ def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
             if starts.size:
                 for run_key in np.unique(keys).tolist():
                     mine = keys == run_key
-                    runs[run_key >> 3].append((starts[mine], ends[mine]))
+                    add(run_key >> 3, starts[mine], ends[mine])
                 # a run that reached the window's end probably goes on: look further next time
                 window = min(window * 4, MAX_WINDOW) if nxt >= pos + window // 2 else FIRST_WINDOW
                 pos = nxt
@@ -98,13 +129,13 @@ def scan_profile(buf: npt.NDArray[np.uint8]) -> TopLevel:
                     raise fail(f"length {int(v[0])} runs past the end of the data",
                                _path(number), pos)
                 if number in RUN_FIELDS:  # a run of one (a run's first byte was not the key)
-                    runs[number].append((np.array([pos], np.int64),
-                                         np.array([pos + int(v[0])], np.int64)))
+                    add(number, np.array([pos], np.int64),
+                        np.array([pos + int(v[0])], np.int64))
                     pos += int(v[0])
                     continue
                 pos += int(v[0])
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
+        elif wire in (I64, I32):
+            pos += 8 if wire == I64 else 4
             if pos > size:
                 raise fail("truncated fixed-width field", _path(number), start)
         else:
@@ -130,13 +161,37 @@ def _path(number: int) -> str:
 # --- step 2: tables --------------------------------------------------------------------------
 
 
+def gather_ranges(buf: npt.NDArray[np.uint8], starts: np.ndarray, lengths: np.ndarray,
+                  step: int = GATHER_BYTES) -> bytes:
+    """``buf[starts[i]:starts[i] + lengths[i]]`` for every ``i``, concatenated: the short
+    ranges gathered with numpy, *step* bytes at a time, a range longer than *step* as a
+    slice, so that no index array is ever 8 bytes per byte of a long range (one 900 MiB
+    string asked for 7 GiB that way)."""
+    ends = np.cumsum(lengths)
+    if not ends.size or ends[-1] <= step:
+        return buf[decode_ragged_ranges(starts, lengths)].tobytes()
+    view = memoryview(buf)
+    pieces: list[bytes | memoryview] = []
+    i = 0
+    while i < starts.size:
+        before = int(ends[i] - lengths[i])
+        j = int(np.searchsorted(ends, before + step, side="right"))
+        if j == i:  # one range longer than a step
+            start = int(starts[i])
+            pieces.append(view[start:start + int(lengths[i])])
+            i += 1
+            continue
+        pieces.append(buf[decode_ragged_ranges(starts[i:j], lengths[i:j])].tobytes())
+        i = j
+    return b"".join(pieces)
+
+
 def decode_strings(buf: npt.NDArray[np.uint8], starts, ends) -> Strings:
     """The string table, bytes kept (invalid UTF-8 survives, as in Go's decoder), copied
     into a buffer of its own so that the decompressed message can be freed."""
     lengths = ends - starts
-    data = buf[decode_ragged_ranges(starts, lengths)].tobytes()
     new_ends = np.cumsum(lengths)
-    return Strings(data, new_ends - lengths, new_ends)
+    return Strings(gather_ranges(buf, starts, lengths), new_ends - lengths, new_ends)
 
 
 def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[str, np.ndarray]:
@@ -206,6 +261,65 @@ def repeated_uint64(buf, sel: FieldTable, n: int, path: str,
     return offsets, values
 
 
+class ValueTypeIds(NamedTuple):
+    """A ``ValueType`` as stored: string indices of its type and unit."""
+
+    type: int
+    unit: int
+
+
+@dataclass(frozen=True)
+class Head:
+    """The top-level fields of a ``Profile`` but the big tables, as stored (string indices;
+    0 where absent, as proto3 reads them)."""
+
+    sample_type: tuple[ValueTypeIds, ...]
+    period_type: ValueTypeIds | None
+    comment: tuple[int, ...]
+    period: int = 0
+    time_nanos: int = 0
+    duration_nanos: int = 0
+    drop_frames: int = 0
+    keep_frames: int = 0
+    default_sample_type: int = 0
+    doc_url: int = 0
+
+
+def decode_head(rest: bytes) -> Head:
+    """The fields of *rest* (the top-level fields but the runs), as protobuf merges them:
+    the last value of a singular scalar wins, the occurrences of a singular message merge
+    (decoded as their payloads back to back), repeated fields add up."""
+    buf = np.frombuffer(rest, np.uint8)
+    try:
+        ft = scan_fields(buf, np.zeros(1, np.int64), np.full(1, buf.size, np.int64))
+    except WireError as exc:
+        raise fail(f"malformed profile fields ({exc.text})", "Profile") from None
+    scalars: dict[str, int] = {}
+    for f in spec.PROFILE.fields:
+        sel = ft.select(ft.number == f.number)
+        if f.type == "int64" and not f.repeated and sel.message.size:
+            _expect_wire(sel, VARINT, f"Profile -> {f.name}")
+            scalars[f.name] = int(sel.value[-1:].view(np.int64)[0])
+    sample_type = ft.select(ft.number == spec.PROFILE.field("sample_type").number)
+    _expect_wire(sample_type, LEN, "Profile -> sample_type -> {}")
+    types = decode_table(buf, sample_type.start, sample_type.end, spec.VALUE_TYPE,
+                         "Profile -> sample_type")
+    period_type = ft.select(ft.number == spec.PROFILE.field("period_type").number)
+    _expect_wire(period_type, LEN, "Profile -> period_type")
+    merged = None
+    if period_type.message.size:
+        payload = np.frombuffer(gather_ranges(buf, period_type.start,
+                                              period_type.end - period_type.start), np.uint8)
+        one = decode_table(payload, np.zeros(1, np.int64), np.full(1, payload.size, np.int64),
+                           spec.VALUE_TYPE, "Profile -> period_type")
+        merged = ValueTypeIds(int(one["type"][0]), int(one["unit"][0]))
+    comments = ft.select(ft.number == spec.PROFILE.field("comment").number)
+    _, comment = repeated_uint64(buf, comments, 1, "Profile -> comment")
+    return Head(tuple(ValueTypeIds(int(t), int(u))
+                      for t, u in zip(types["type"], types["unit"], strict=True)),
+                merged, tuple(comment.view(np.int64).tolist()), **scalars)
+
+
 @dataclass
 class Tables:
     """The profile's tables as columns, ids and string indices as stored."""
@@ -215,33 +329,28 @@ class Tables:
     locations: dict[str, np.ndarray]
     lines: dict[str, np.ndarray]  # + "offsets": location i has lines offsets[i]:offsets[i+1]
     functions: dict[str, np.ndarray]
-    head: object  # the protobuf Profile message of everything else
+    head: Head  # everything else
     sample_ranges: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0), np.zeros(0)))
 
 
 def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
     """Step 2."""
-    from google.protobuf.message import DecodeError
-
-    try:
-        head = spec.message_classes()["Profile"].FromString(top.rest)
-    except DecodeError as exc:
-        raise fail(f"malformed profile fields ({exc})", "Profile") from None
-    strings = decode_strings(buf, *top.runs[6])
-    mappings = decode_table(buf, *top.runs[3], spec.MAPPING, "Profile -> mapping")
-    functions = decode_table(buf, *top.runs[5], spec.FUNCTION, "Profile -> function")
-    locations = decode_table(buf, *top.runs[4], spec.LOCATION, "Profile -> location")
+    head = decode_head(top.rest)
+    strings = decode_strings(buf, *top.runs[STRINGS])
+    mappings = decode_table(buf, *top.runs[MAPPINGS], spec.MAPPING, "Profile -> mapping")
+    functions = decode_table(buf, *top.runs[FUNCTIONS], spec.FUNCTION, "Profile -> function")
+    locations = decode_table(buf, *top.runs[LOCATIONS], spec.LOCATION, "Profile -> location")
     line_fields = locations.pop("line:fields")
     _expect_wire(line_fields, LEN, "Profile -> location -> {} -> line")
     lines = decode_table(buf, line_fields.start, line_fields.end, spec.LINE,
                          "Profile -> location -> line")
-    offsets = np.zeros(top.runs[4][0].size + 1, np.int64)
+    offsets = np.zeros(top.runs[LOCATIONS][0].size + 1, np.int64)
     np.cumsum(np.bincount(line_fields.message, minlength=offsets.size - 1), out=offsets[1:])
     lines["offsets"] = offsets
     for table in (mappings, functions, locations, lines):
         for name in [k for k in table if k.endswith(":fields")]:
             del table[name]
-    return Tables(strings, mappings, locations, lines, functions, head, top.runs[2])
+    return Tables(strings, mappings, locations, lines, functions, head, top.runs[SAMPLES])
 
 
 # --- step 3: samples --------------------------------------------------------------------------
@@ -263,19 +372,26 @@ class SampleChunk:
         return self.loc_offsets.size - 1
 
 
-def iter_sample_chunks(buf, starts, ends,
-                       per_chunk: int = SAMPLES_PER_CHUNK) -> Iterator[SampleChunk]:
-    """Step 3: the samples in chunks of *per_chunk*: as one varint stream when they are
-    made of varints only (:func:`scan_varint_messages`, the usual case), else field by
-    field (:func:`scan_fields`, which also names any problem)."""
-    for first in range(0, starts.size, per_chunk):
-        s, e = starts[first:first + per_chunk], ends[first:first + per_chunk]
+def iter_sample_chunks(buf, starts, ends, per_chunk: int = SAMPLES_PER_CHUNK,
+                       chunk_bytes: int = CHUNK_BYTES) -> Iterator[SampleChunk]:
+    """Step 3: the samples in chunks of *per_chunk* samples and *chunk_bytes* bytes at most
+    (at least one sample each): as one varint stream when they are made of varints only
+    (:func:`scan_varint_messages`, the usual case), else field by field
+    (:func:`scan_fields`, which also names any problem)."""
+    total = np.cumsum(ends - starts)
+    first = 0
+    while first < starts.size:
+        before = int(total[first - 1]) if first else 0
+        stop = int(np.searchsorted(total, before + chunk_bytes, side="right"))
+        stop = min(max(stop, first + 1), first + per_chunk)
+        s, e = starts[first:stop], ends[first:stop]
         lengths = e - s
-        data = buf[decode_ragged_ranges(s, lengths)]
+        data = np.frombuffer(gather_ranges(buf, s, lengths), np.uint8)
         offsets = np.zeros(s.size + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         chunk = _chunk_from_varints(first, data, offsets)
         yield chunk if chunk is not None else _chunk_from_fields(first, buf, s, e)
+        first = stop
 
 
 def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
@@ -285,14 +401,14 @@ def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
     n = offsets.size - 1
     v = fields.values
     out = []
-    for number in (1, 2):
+    for number in (LOCATION_IDS, VALUES):
         rows = np.flatnonzero(fields.number == number)
         counts = fields.stop[rows] - fields.first[rows]
         csr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(fields.message[rows], weights=counts, minlength=n).astype(
             np.int64), out=csr[1:])
         out += [csr, v[decode_ragged_ranges(fields.first[rows], counts)]]
-    labels = np.flatnonzero(fields.number == 3)
+    labels = np.flatnonzero(fields.number == LABELS)
     if (fields.wire_type[labels] != LEN).any():
         return None
     size = fields.stop[labels] - fields.first[labels]
@@ -323,10 +439,10 @@ def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
         raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
                    exc.offset) from None
     loc_offsets, loc_ids = repeated_uint64(
-        buf, ft.select(ft.number == 1), n, path + "location_id", first)
+        buf, ft.select(ft.number == LOCATION_IDS), n, path + "location_id", first)
     value_offsets, values = repeated_uint64(
-        buf, ft.select(ft.number == 2), n, path + "value", first)
-    label_rows = ft.select(ft.number == 3)
+        buf, ft.select(ft.number == VALUES), n, path + "value", first)
+    label_rows = ft.select(ft.number == LABELS)
     _expect_wire(label_rows, LEN, path + "label", first)
     labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
                           "Profile -> sample -> label")

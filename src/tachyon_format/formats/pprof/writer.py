@@ -26,6 +26,7 @@ import numpy as np
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.kernels.segments import unique_inverse
 from tachyon_format.model import SAMPLES_COUNT, Profile
+from tachyon_format.schema import pprof as spec
 
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
 from .facts import (
@@ -42,7 +43,11 @@ from .stack_bytes import StackBytes
 from .tables import StringTable, encode_head, encode_tables
 
 SAMPLES_PER_CHUNK = 1 << 16
-SAMPLE_KEY, LABEL_KEY = 0x12, 0x1A
+SAMPLE_KEY = spec.key_of(spec.PROFILE, "sample")
+LABEL_KEY = spec.key_of(spec.SAMPLE, "label")
+LOCATIONS_KEY = spec.key_of(spec.SAMPLE, "location_id")
+VALUES_KEY = spec.key_of(spec.SAMPLE, "value")
+LABEL_KEYS = {name: spec.key_of(spec.LABEL, name) for name in ("key", "str", "num", "num_unit")}
 
 
 def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
@@ -281,7 +286,7 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         value_bytes, value_offsets = encode_packed(
             values[first:last].reshape(-1).view(np.uint64),
             np.arange(n + 1, dtype=np.int64) * num_types)
-        parts.append(Part.of(0x12, value_bytes, value_offsets))  # (after the stacks' spill)
+        parts.append(Part.of(VALUES_KEY, value_bytes, value_offsets))  # (after the stacks' spill)
         if other is not None:
             parts.append(Part(0, payload=label_bytes, starts=label_starts[first:last],
                               lengths=label_lengths[first:last], raw=True))
@@ -292,11 +297,12 @@ def _samples(profile: Profile, plan: dict[str, Any], location_of_frame: np.ndarr
         for key, string, num, unit in labels:
             z = np.zeros(n, np.uint64)
             message, moffsets = encode_messages(n, [
-                Part(0x08, values=np.full(n, key, np.uint64)),
-                Part(0x10, values=z if string is None else string[first:last].astype(
+                Part(LABEL_KEYS["key"], values=np.full(n, key, np.uint64)),
+                Part(LABEL_KEYS["str"], values=z if string is None else string[first:last].astype(
                     np.uint64)),
-                Part(0x18, values=z if num is None else num[first:last].view(np.uint64)),
-                Part(0x20, values=np.full(n, unit, np.uint64)),
+                Part(LABEL_KEYS["num"],
+                     values=z if num is None else num[first:last].view(np.uint64)),
+                Part(LABEL_KEYS["num_unit"], values=np.full(n, unit, np.uint64)),
             ], field_key=LABEL_KEY)
             parts.append(Part.of(0, message, moffsets, raw=True))
         out, _ = encode_messages(n, parts, field_key=SAMPLE_KEY)
@@ -309,15 +315,15 @@ def _stack_part(stack_bytes: StackBytes, stack: np.ndarray, grouped: bool) -> Pa
     stack packed once and copied (samples one per tick, mostly on the same few stacks)."""
     # (the values field after it has 3 bytes at least, to take the spill)
     if grouped and stack_bytes.spill <= 3:
-        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+        return Part(LOCATIONS_KEY, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
                     fill=functools.partial(_fill_stacks, stack_bytes, stack))
     distinct, u = np.unique(stack, return_inverse=True)
     if 2 * distinct.size > stack.size and stack_bytes.spill <= 3:
-        return Part(0x0A, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
+        return Part(LOCATIONS_KEY, lengths=stack_bytes.lengths(stack), spill=stack_bytes.spill,
                     fill=functools.partial(_fill_stacks, stack_bytes, stack))
     u = u.ravel()
     payload, starts, lengths = stack_bytes.of(distinct)
-    return Part(0x0A, payload=payload, starts=starts[u], lengths=lengths[u])
+    return Part(LOCATIONS_KEY, payload=payload, starts=starts[u], lengths=lengths[u])
 
 
 def _fill_stacks(stack_bytes: StackBytes, stack: np.ndarray, out: np.ndarray,
@@ -337,8 +343,8 @@ def _label_blocks(plan: dict[str, Any]):
     parts = []
     for j, (key, _, _, _) in enumerate(string_labels):
         message, moffsets = encode_messages(m, [
-            Part(0x08, values=np.full(m, key, np.uint64)),
-            Part(0x10, values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
+            Part(LABEL_KEYS["key"], values=np.full(m, key, np.uint64)),
+            Part(LABEL_KEYS["str"], values=combos[:, j].astype(np.uint64))], field_key=LABEL_KEY)
         parts.append(Part.of(0, message, moffsets, raw=True))
     return encode_messages(m, parts)
 
@@ -379,10 +385,10 @@ def encode_kept_labels(facts: PprofFacts, n: int):
     c = facts.columns
     sample = c["label_sample"]
     message, moffsets = encode_messages(sample.size, [
-        Part(0x08, values=c["label_key"].view(np.uint64)),
-        Part(0x10, values=c["label_str"].view(np.uint64)),
-        Part(0x18, values=c["label_num"].view(np.uint64)),
-        Part(0x20, values=c["label_num_unit"].view(np.uint64)),
+        Part(LABEL_KEYS["key"], values=c["label_key"].view(np.uint64)),
+        Part(LABEL_KEYS["str"], values=c["label_str"].view(np.uint64)),
+        Part(LABEL_KEYS["num"], values=c["label_num"].view(np.uint64)),
+        Part(LABEL_KEYS["num_unit"], values=c["label_num_unit"].view(np.uint64)),
     ])
     fields, field_offsets = encode_messages(sample.size, [Part.of(0, message, moffsets,
                                                                   raw=True)],
