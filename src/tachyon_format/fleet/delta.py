@@ -1,0 +1,127 @@
+"""The dataset's tables as Delta Lake tables (``deltalake``, delta-rs): their creation, the
+appends of a profile's rows, the merge that commits its ``profiles`` row, the clean-up of
+rows no ``profiles`` row names, and reads that fail with FormatError.
+
+Delta Lake commits by creating the next numbered file of a table's log, which exactly one
+writer can do (a conditional put on object stores, an exclusive create on a local disk), so
+concurrent writers never lose each other's commits. Appends do not conflict (delta-rs
+rebases them on what was committed meanwhile); a merge, a delete or a creation may, and is
+retried from the start, a few times, after a random pause.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from tachyon_format.errors import FormatError
+
+from .storage import is_url
+
+RETRIES = 200
+"""Attempts of a commit that conflicts with other writers' (each after a pause of up to
+:data:`PAUSE_S` seconds)."""
+PAUSE_S = 0.05
+
+
+def table_uri(location: str | os.PathLike, table: str) -> str:
+    """Where the Delta table *table* of the dataset at *location* is (a URL delta-rs
+    reaches: a local path made absolute, or ``s3://``, ``gs://``, ``az://`` ...)."""
+    text = os.fspath(location)
+    return f"{text.rstrip('/')}/{table}" if is_url(text) else os.path.join(
+        os.path.abspath(text), table)
+
+
+def create(location: str | os.PathLike, table: str, schema: pa.Schema,
+           partition_by: list[str] | None = None) -> None:
+    """Create the empty table *table*, unless it is there (another writer may be creating
+    it at the same moment: either commit is the table)."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(location, table)
+    _retried(lambda: DeltaTable.create(uri, schema, mode="ignore", partition_by=partition_by))
+
+
+def append(location: str | os.PathLike, table: str,
+           rows: pa.Table | pa.RecordBatchReader) -> None:
+    """Append *rows* (a table, or a stream of batches written as they come) to *table* in
+    one commit."""
+    from deltalake import CommitProperties, write_deltalake
+
+    write_deltalake(table_uri(location, table), rows, mode="append",
+                    commit_properties=CommitProperties(max_commit_retries=RETRIES))
+
+
+def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:
+    """Insert *row* into *table* unless a row with its *key* is there, in one commit (a
+    merge); whether it was inserted."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(location, table)
+
+    def merge() -> Mapping[str, Any]:
+        return (DeltaTable(uri).merge(row, f"t.{key} = s.{key}", source_alias="s",
+                                      target_alias="t")
+                .when_not_matched_insert_all().execute())
+
+    return _retried(merge)["num_target_rows_inserted"] > 0
+
+
+def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
+    """Delete the rows of *table* that match *predicate* (SQL), in one commit (none when no
+    row matches)."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(location, table)
+    _retried(lambda: DeltaTable(uri).delete(predicate))
+
+
+def _retried(commit):
+    """*commit()*, again after a random pause while it conflicts with another writer's."""
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(RETRIES):
+        try:
+            return commit()
+        except CommitFailedError:
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(random.uniform(0, PAUSE_S))
+    raise AssertionError("unreachable")
+
+
+def scan(location: str | os.PathLike, table: str, schema: pa.Schema) -> pads.Dataset:
+    """The current version of *table* as an Arrow dataset (read lazily, e.g. by DuckDB or
+    Polars); an empty one if the table was not created yet. FormatError if its log is
+    damaged."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(location, table)
+    try:
+        if not DeltaTable.is_deltatable(uri):
+            return pads.dataset(pa.Table.from_pylist([], schema=schema))
+        return DeltaTable(uri).to_pyarrow_dataset()
+    except Exception as exc:  # (delta-rs raises several kinds, some of them plain Exception)
+        raise _damaged(table, exc) from None
+
+
+def read(location: str | os.PathLike, table: str, schema: pa.Schema,
+         where: pads.Expression | None = None) -> pa.Table:
+    """The rows of *table* that match *where*, with *schema*'s columns; FormatError if the
+    table's log or one of its files is damaged."""
+    found = scan(location, table, schema)
+    try:
+        return found.to_table(filter=where).select(schema.names).cast(schema)
+    except Exception as exc:  # (pyarrow: ArrowInvalid, OSError, KeyError for a lost column)
+        raise _damaged(table, exc) from None
+
+
+def _damaged(table: str, exc: BaseException) -> FormatError:
+    return FormatError(f"not a readable {table} table of this layout: "
+                       f"{type(exc).__name__}: {exc}", path=table)
