@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 
 from tachyon_format.errors import FormatError
 
@@ -28,6 +30,9 @@ RETRIES = 200
 """Attempts of a commit that conflicts with other writers' (each after a pause of up to
 :data:`PAUSE_S` seconds)."""
 PAUSE_S = 0.05
+_opened = threading.local()
+"""Per thread, the tables opened, by URI: brought up to date before each use (reading the
+commits made since) rather than opened again (reading the log from its last checkpoint)."""
 
 
 def table_uri(location: str | os.PathLike, table: str) -> str:
@@ -36,6 +41,19 @@ def table_uri(location: str | os.PathLike, table: str) -> str:
     text = os.fspath(location)
     return f"{text.rstrip('/')}/{table}" if is_url(text) else os.path.join(
         os.path.abspath(text), table)
+
+
+def _table(uri: str):
+    """The Delta table at *uri*, at its latest version."""
+    from deltalake import DeltaTable
+
+    tables = _opened.__dict__.setdefault("tables", {})
+    table = tables.get(uri)
+    if table is None:
+        table = tables[uri] = DeltaTable(uri)
+    else:
+        table.update_incremental()
+    return table
 
 
 def create(location: str | os.PathLike, table: str, schema: pa.Schema,
@@ -54,20 +72,22 @@ def append(location: str | os.PathLike, table: str,
     one commit."""
     from deltalake import CommitProperties, write_deltalake
 
-    write_deltalake(table_uri(location, table), rows, mode="append",
+    write_deltalake(_table(table_uri(location, table)), rows, mode="append",
                     commit_properties=CommitProperties(max_commit_retries=RETRIES))
 
 
 def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:
-    """Insert *row* into *table* unless a row with its *key* is there, in one commit (a
-    merge); whether it was inserted."""
-    from deltalake import DeltaTable
-
+    """Insert the one row of *row* into *table* unless a row with its *key* (a string of
+    hex digits) is there, in one commit (a merge); whether it was inserted."""
     uri = table_uri(location, table)
 
+    # (the key's value in the predicate too: the merge then reads only the files whose
+    # statistics may hold it, not every file of the table)
+    (value,) = row.column(key).to_pylist()
+    predicate = f"t.{key} = s.{key} AND t.{key} = '{value}'"
+
     def merge() -> Mapping[str, Any]:
-        return (DeltaTable(uri).merge(row, f"t.{key} = s.{key}", source_alias="s",
-                                      target_alias="t")
+        return (_table(uri).merge(row, predicate, source_alias="s", target_alias="t")
                 .when_not_matched_insert_all().execute())
 
     return _retried(merge)["num_target_rows_inserted"] > 0
@@ -76,10 +96,8 @@ def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str)
 def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
     """Delete the rows of *table* that match *predicate* (SQL), in one commit (none when no
     row matches)."""
-    from deltalake import DeltaTable
-
     uri = table_uri(location, table)
-    _retried(lambda: DeltaTable(uri).delete(predicate))
+    _retried(lambda: _table(uri).delete(predicate))
 
 
 def _retried(commit):
@@ -106,7 +124,12 @@ def scan(location: str | os.PathLike, table: str, schema: pa.Schema) -> pads.Dat
     try:
         if not DeltaTable.is_deltatable(uri):
             return pads.dataset(pa.Table.from_pylist([], schema=schema))
-        return DeltaTable(uri).to_pyarrow_dataset()
+        # pyarrow's own filesystem, not delta-rs' default (a Python handler around its
+        # object store): that one left reader threads running into interpreter shutdown,
+        # which aborted one process in about ten ("terminate called without an active
+        # exception"; delta-io/delta-rs#2184, pola-rs/polars#24169)
+        native, root = pafs.FileSystem.from_uri(uri)
+        return _table(uri).to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native))
     except Exception as exc:  # (delta-rs raises several kinds, some of them plain Exception)
         raise _damaged(table, exc) from None
 
