@@ -130,14 +130,10 @@ def samples_frame(source: Source, *, format: str | None = None):
 
     def rows(unit: Unit) -> pd.DataFrame:
         if unit.profile_id is not None:
-            import pyarrow.dataset as pads
+            from .dataset import read_write
 
-            from . import delta
-
-            which = ((pads.field("profile_id") == unit.profile_id)
-                     & (pads.field("write_id") == unit.write_id))
-            return delta.read(unit.location, "samples", SAMPLES, which).to_pandas(
-                types_mapper=pd.ArrowDtype)
+            return read_write(unit.location, "samples", unit.profile_id,
+                              unit.write_id or "").to_pandas(types_mapper=pd.ArrowDtype)
         from .dataset import content_id
 
         counts = unit.stack_counts()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -402,10 +403,21 @@ def open_existing(location: str | os.PathLike) -> layout.Manifest:
 def load_counts(location: str | os.PathLike, profile_id: str, write_id: str) -> StackCounts:
     """The counts and dictionaries of one profile of the dataset: the rows of its write
     *write_id* (the one its ``profiles`` row names)."""
-    which = (pads.field("profile_id") == profile_id) & (pads.field("write_id") == write_id)
-    tables = {table: delta.read(location, table, layout.TABLES[table], which)
+    tables = {table: read_write(location, table, profile_id, write_id)
               for table in layout.PARTS}
     return stack_counts(**tables)
+
+
+def read_write(location: str | os.PathLike, table: str, profile_id: str,
+               write_id: str) -> pa.Table:
+    """The rows of *table* that the write *write_id* of the profile *profile_id* appended
+    (read from the files whose statistics say they may hold the profile, not all)."""
+    for value in (profile_id, write_id):  # (they go into a predicate)
+        if not re.fullmatch(r"[0-9a-f]{1,64}", value):
+            raise ValueError(f"{value!r} is not a profile or write id (hex digits)")
+    which = (pads.field("profile_id") == profile_id) & (pads.field("write_id") == write_id)
+    return delta.read(location, table, layout.TABLES[table], which,
+                      files=f"profile_id = '{profile_id}'")
 
 
 def arrow(location: str | os.PathLike, table: str) -> pads.Dataset:

@@ -114,10 +114,11 @@ def _retried(commit):
     raise AssertionError("unreachable")
 
 
-def scan(location: str | os.PathLike, table: str, schema: pa.Schema) -> pads.Dataset:
+def scan(location: str | os.PathLike, table: str, schema: pa.Schema,
+         files: str | None = None) -> pads.Dataset:
     """The current version of *table* as an Arrow dataset (read lazily, e.g. by DuckDB or
-    Polars); an empty one if the table was not created yet. FormatError if its log is
-    damaged."""
+    Polars), of only the files whose statistics may match the SQL predicate *files*; an
+    empty one if the table was not created yet. FormatError if its log is damaged."""
     from deltalake import DeltaTable
 
     uri = table_uri(location, table)
@@ -129,16 +130,18 @@ def scan(location: str | os.PathLike, table: str, schema: pa.Schema) -> pads.Dat
         # which aborted one process in about ten ("terminate called without an active
         # exception"; delta-io/delta-rs#2184, pola-rs/polars#24169)
         native, root = pafs.FileSystem.from_uri(uri)
-        return _table(uri).to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native))
+        return _table(uri).to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native),
+                                              file_pruning_predicate=files)
     except Exception as exc:  # (delta-rs raises several kinds, some of them plain Exception)
         raise _damaged(table, exc) from None
 
 
 def read(location: str | os.PathLike, table: str, schema: pa.Schema,
-         where: pads.Expression | None = None) -> pa.Table:
-    """The rows of *table* that match *where*, with *schema*'s columns; FormatError if the
-    table's log or one of its files is damaged."""
-    found = scan(location, table, schema)
+         where: pads.Expression | None = None, files: str | None = None) -> pa.Table:
+    """The rows of *table* that match *where* (in the files *files* selects, see
+    :func:`scan`), with *schema*'s columns; FormatError if the table's log or one of its
+    files is damaged."""
+    found = scan(location, table, schema, files)
     try:
         return found.to_table(filter=where).select(schema.names).cast(schema)
     except Exception as exc:  # (pyarrow: ArrowInvalid, OSError, KeyError for a lost column)
