@@ -145,7 +145,7 @@ def test_concurrent_writers_with_overlapping_files_and_other_labels(tmp_path, fi
     location = tmp_path / "ds"
     jobs = []
     for k in range(num_writers):
-        mine = [p for i, p in enumerate(files) if i % num_writers != k] or files
+        mine = [p for i, p in enumerate(files) if i % (num_writers + 1) != k]
         jobs.append((mine, ("--label", f"service=w{k}", "--label", "date=2026-03-04")))
     run_at_once(location, jobs)
     found = answers(location)

@@ -132,7 +132,8 @@ def add_file(location: str | os.PathLike, file: str | os.PathLike, *,
         last, counts, num_rows = _append_samples(location, source, format, timestamps,
                                                  samples_per_batch, profile_id, write_id)
         for table, rows in dictionary_tables(counts).items():
-            delta.append(location, table, stamped(table, rows, profile_id, write_id))
+            delta.append(location, table, lambda t=table, r=rows: stamped(t, r, profile_id,
+                                                                         write_id))
         keys = _partition_labels(labels, last)
         partition = layout.partition_dir(manifest, keys)
         row = _profile_row(profile_id, name, source, format, labels, last, counts, num_rows)
@@ -163,17 +164,20 @@ def _append_samples(location, source, format: str | None, timestamps: bool,
                     samples_per_batch: int, profile_id: str,
                     write_id: str) -> tuple[Profile, StackCounts, int]:
     """Count the file's samples batch by batch and append its ``samples`` rows (with
-    *timestamps*, one per sample, streamed to the table batch by batch as they are decoded);
-    the last batch, the counts and the number of rows."""
-    batches = _batches(source, format, timestamps, samples_per_batch)
+    *timestamps*, one per sample, streamed to the table batch by batch as they are decoded,
+    and decoded again if the commit must be made again); the last batch, the counts and the
+    number of rows."""
     pending: list[dict[str, np.ndarray]] = []
     seen: list[Profile] = []
     num_rows = 0
 
     def timeline() -> Iterator[pa.RecordBatch]:
         nonlocal num_rows
+        pending.clear()
+        seen.clear()
+        num_rows = 0
         ids_for: tuple[int, np.ndarray] | None = None
-        for batch in batches:
+        for batch in _batches(source, format, timestamps, samples_per_batch):
             seen[:] = [batch]
             pending.append(_count_columns(batch))
             if sum(c["count"].size for c in pending) > COMPACT_ROWS:
@@ -187,10 +191,9 @@ def _append_samples(location, source, format: str | None, timestamps: bool,
 
     if timestamps:
         failed: list[BaseException] = []
-        stream = pa.RecordBatchReader.from_batches(layout.stored("samples"),
-                                                   _kept(timeline(), failed))
         try:
-            delta.append(location, "samples", stream)
+            delta.append(location, "samples", lambda: pa.RecordBatchReader.from_batches(
+                layout.stored("samples"), _kept(timeline(), failed)))
         except Exception:
             if failed:  # (the file's own error, not delta-rs' report of it)
                 raise failed[0] from None
@@ -204,9 +207,9 @@ def _append_samples(location, source, format: str | None, timestamps: bool,
     counts = _stack_counts(seen[0], _regroup(pending))
     if not timestamps:
         num_rows = counts.counts["count"].size
-        delta.append(location, "samples", stamped(
-            "samples", sample_rows(profile_id, counts.counts), profile_id, write_id,
-            _start_day(seen[0])))
+        rows = stamped("samples", sample_rows(profile_id, counts.counts), profile_id, write_id,
+                       _start_day(seen[0]))
+        delta.append(location, "samples", lambda: rows)
     return seen[0], counts, num_rows
 
 

@@ -15,7 +15,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -67,13 +67,17 @@ def create(location: str | os.PathLike, table: str, schema: pa.Schema,
 
 
 def append(location: str | os.PathLike, table: str,
-           rows: pa.Table | pa.RecordBatchReader) -> None:
-    """Append *rows* (a table, or a stream of batches written as they come) to *table* in
-    one commit."""
+           rows: Callable[[], pa.Table | pa.RecordBatchReader]) -> None:
+    """Append the rows *rows()* gives (a table, or a stream of batches written as they
+    come) to *table* in one commit. An append conflicts with a concurrent delete of rows
+    it could see (delta-rs checks at the serializable level): *rows()* is then called
+    again, for a new attempt."""
     from deltalake import CommitProperties, write_deltalake
 
-    write_deltalake(_table(table_uri(location, table)), rows, mode="append",
-                    commit_properties=CommitProperties(max_commit_retries=RETRIES))
+    uri = table_uri(location, table)
+    _retried(lambda: write_deltalake(
+        _table(uri), rows(), mode="append",
+        commit_properties=CommitProperties(max_commit_retries=RETRIES)))
 
 
 def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:

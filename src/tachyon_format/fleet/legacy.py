@@ -65,7 +65,8 @@ def migrate(old: str | os.PathLike, new: str | os.PathLike) -> Migrated:
         row = tables["profiles"].to_pylist()[0]
         day = layout.day_of(row["time_ns"])
         for table in layout.PARTS:
-            delta.append(new, table, stamped(table, tables[table], profile_id, write_id, day))
+            rows = stamped(table, tables[table], profile_id, write_id, day)
+            delta.append(new, table, lambda rows=rows: rows)
         keys = dict(part.split("=", 1) for part in partition.split("/") if "=" in part)
         stored = {**row, "write_id": write_id,
                   **{k: keys.get(k, layout.UNKNOWN) for k in target.partition_by}}
