@@ -123,19 +123,21 @@ def scan(location: str | os.PathLike, table: str, schema: pa.Schema,
     """The current version of *table* as an Arrow dataset (read lazily, e.g. by DuckDB or
     Polars), of only the files whose statistics may match the SQL predicate *files*; an
     empty one if the table was not created yet. FormatError if its log is damaged."""
-    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     uri = table_uri(location, table)
     try:
-        if not DeltaTable.is_deltatable(uri):
+        try:
+            found = _table(uri)
+        except TableNotFoundError:
             return pads.dataset(pa.Table.from_pylist([], schema=schema))
         # pyarrow's own filesystem, not delta-rs' default (a Python handler around its
         # object store): that one left reader threads running into interpreter shutdown,
         # which aborted one process in about ten ("terminate called without an active
         # exception"; delta-io/delta-rs#2184, pola-rs/polars#24169)
         native, root = pafs.FileSystem.from_uri(uri)
-        return _table(uri).to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native),
-                                              file_pruning_predicate=files)
+        return found.to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native),
+                                        file_pruning_predicate=files)
     except Exception as exc:  # (delta-rs raises several kinds, some of them plain Exception)
         raise _damaged(table, exc) from None
 
