@@ -1,6 +1,7 @@
 """docs/fleet.md: its Python blocks run in order (on a real two-worker LocalCluster, as the
 page shows), its SQL runs in DuckDB over a generated dataset and answers as
-``tachyon_format.analysis`` does on the same files read one by one, its command lines parse,
+``tachyon_format.analysis`` does on the same files read one by one (the views leave out a
+write that did not commit), its command lines parse,
 and the page is linked."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def one_machine(paths):
 def test_python_blocks_run_in_order(tmp_path, monkeypatch):
     pytest.importorskip("pyarrow", reason="the fleet needs pyarrow (the fleet extra)")
     pytest.importorskip("distributed", reason="the page's cluster needs dask.distributed")
+    pytest.importorskip("duckdb", reason="the page's SQL needs DuckDB (the sql extra)")
     monkeypatch.chdir(tmp_path)
     paths = write_fleet(tmp_path / "profiles" / "v1", 4, 0) + write_fleet(
         tmp_path / "profiles" / "v2", 4, 50)
@@ -49,15 +51,13 @@ def test_python_blocks_run_in_order(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def duckdb_views(fleet_dataset):
     duckdb = pytest.importorskip("duckdb", reason="the SQL needs DuckDB (the sql extra)")
+    from tachyon_format.fleet import dataset
+
     connection = duckdb.connect()
     connection.execute("SET enable_progress_bar = false")
-    with contextlib.chdir(fleet_dataset.parent):  # the page's queries name fleet/...
-        connection.execute(SQL[0])
-        # (views resolve their paths when queried: materialise them here)
-        for name in ("samples", "stacks", "frames", "strings"):
-            connection.execute(f"CREATE TABLE t_{name} AS SELECT * FROM {name}")
-            connection.execute(f"DROP VIEW {name}")
-            connection.execute(f"ALTER TABLE t_{name} RENAME TO {name}")
+    for name in ("profiles", "samples", "stacks", "frames", "strings"):  # (as the page does)
+        connection.register(f"fleet_{name}", dataset.arrow(fleet_dataset, name))
+    connection.execute(SQL[0])
     yield connection
     connection.close()
 

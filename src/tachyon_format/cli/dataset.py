@@ -1,5 +1,6 @@
-"""``tachyon-format dataset add DIR FILE...`` and ``dataset info DIR``: many profiles as one
-Parquet dataset (docs/fleet.md); DIR may be an fsspec URL. Needs the ``fleet`` extra."""
+"""``tachyon-format dataset add DIR FILE...``, ``dataset info DIR`` and ``dataset migrate OLD
+NEW``: many profiles as one dataset of Delta Lake tables (docs/fleet.md); DIR may be an
+object-store URL. Needs the ``fleet`` extra."""
 
 from __future__ import annotations
 
@@ -10,19 +11,24 @@ import sys
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
-        "dataset", help="many profiles as one Parquet dataset (add, info)",
-        description="A fleet's profiles as one Parquet dataset (docs/fleet.md), for Dask, "
-        "DuckDB or any Parquet reader. Needs pyarrow (the fleet extra). "
+        "dataset", help="many profiles as one Delta Lake dataset (add, info, migrate)",
+        description="A fleet's profiles as one dataset of Delta Lake tables (docs/fleet.md), "
+        "for Dask, DuckDB or any Delta Lake or Arrow reader; safe against killed and "
+        "concurrent writers. Needs pyarrow and deltalake (the fleet extra). "
         "`dataset add DIR FILE... [--label KEY=VALUE]... [--partition-by KEYS] [--timestamps] "
-        "[--format FORMAT]`: append the files, one at a time (DIR may be an fsspec URL). "
+        "[--format FORMAT]`: add the files, one at a time (DIR may be an object-store URL). "
         "`dataset info DIR [--json]`: profiles and samples per partition and format. "
+        "`dataset migrate OLD NEW`: copy a dataset of layout version 1 into this layout. "
         "`dataset ACTION --help` says more.")
     actions = parser.add_subparsers(required=True, metavar="ACTION",
-                                    help="add (append profiles) or info (what it holds)")
+                                    help="add (append profiles), info (what it holds) or "
+                                    "migrate (from layout version 1)")
     add = actions.add_parser(
         "add", help="append profiles to a dataset, one file at a time",
-        description="Append each FILE (any format the library reads; paths or fsspec URLs) "
-        "to the dataset in DIR, created if new. A file already in it (same bytes) is skipped.")
+        description="Add each FILE (any format the library reads; paths or fsspec URLs) "
+        "to the dataset in DIR, created if new, each in one commit. A file already in it "
+        "(same bytes) is skipped; a run that was killed can be run again, and several may "
+        "run at once.")
     add.add_argument("dataset", metavar="DIR", help="the dataset (a directory or URL)")
     add.add_argument("files", metavar="FILE", nargs="+", help="the profiles to add")
     add.add_argument("--label", metavar="KEY=VALUE", action="append", default=[],
@@ -40,6 +46,16 @@ def add_parser(commands) -> None:
     info.add_argument("dataset", metavar="DIR", help="the dataset (a directory or URL)")
     info.add_argument("--json", action="store_true", help="as one JSON object")
     info.set_defaults(run=run_info)
+    migrate = actions.add_parser(
+        "migrate", help="copy a dataset of layout version 1 into this layout",
+        description="Copy the dataset in OLD (layout version 1: one Parquet file per profile "
+        "and table) into a dataset of this layout in NEW, with the same partition keys, "
+        "labels and rows. OLD is left as it is; profiles already in NEW are skipped, so a "
+        "migration that was stopped can be run again. A profile whose files do not all read "
+        "(a writer killed half-way) is reported and left out.")
+    migrate.add_argument("old", metavar="OLD", help="the dataset of layout version 1")
+    migrate.add_argument("new", metavar="NEW", help="where the migrated dataset goes")
+    migrate.set_defaults(run=run_migrate)
 
 
 def labels_of(pairs: list[str]) -> dict[str, str]:
@@ -56,6 +72,8 @@ def labels_of(pairs: list[str]) -> dict[str, str]:
 def _fleet():
     """The fleet's dataset module; a clear error where its extra is not installed."""
     try:
+        import deltalake  # noqa: F401 (needed only once a table is opened: say so now)
+
         from tachyon_format.fleet import dataset
     except ModuleNotFoundError as exc:
         raise ValueError(f"datasets need the fleet extra (missing: {exc.name}): "
@@ -101,3 +119,16 @@ def run_info(args: argparse.Namespace) -> int:
         print(f"  {name}: {part['profiles']} profiles, {part['samples']} samples")
     print("formats: " + ", ".join(f"{k} {v}" for k, v in sorted(facts["formats"].items())))
     return 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    _fleet()
+    from tachyon_format.fleet.legacy import migrate
+
+    args.file = args.old
+    done = migrate(args.old, args.new)
+    for problem in done.skipped:
+        print(f"tachyon-format: {args.old}: {problem} (not migrated)", file=sys.stderr)
+    print(f"{done.profiles} profiles migrated to {args.new}"
+          f"{f'; {len(done.skipped)} not readable' if done.skipped else ''}", file=sys.stderr)
+    return 1 if done.skipped else 0

@@ -26,7 +26,7 @@ from typing import Any
 import dask
 import dask.bag as db
 
-from tachyon_format import _api
+import tachyon_format
 from tachyon_format.analysis import Table
 from tachyon_format.analysis import diff as diff_profiles
 from tachyon_format.analysis.keys import By
@@ -63,22 +63,23 @@ class Unit:
     location: str
     format: str | None = None
     profile_id: str | None = None
-    partition: str | None = None
+    write_id: str | None = None
 
     def profile(self) -> Profile:
         """The profile as per-stack counts."""
         if self.profile_id is not None:
             from .dataset import load_counts
 
-            return load_counts(self.location, self.profile_id, self.partition or "").to_profile()
-        return _api.read(storage.read_source(self.location), format=self.format,
-                         aggregate=True)
+            return load_counts(self.location, self.profile_id,
+                               self.write_id or "").to_profile()
+        return tachyon_format.read(storage.read_source(self.location), format=self.format,
+                                   aggregate=True)
 
     def stack_counts(self) -> StackCounts:
         if self.profile_id is not None:
             from .dataset import load_counts
 
-            return load_counts(self.location, self.profile_id, self.partition or "")
+            return load_counts(self.location, self.profile_id, self.write_id or "")
         return StackCounts.of_profile(self.profile())
 
 
@@ -87,9 +88,9 @@ def units(source: Source, format: str | None = None) -> list[Unit]:
     if isinstance(source, Selection):
         from .dataset import profiles
 
-        table = profiles(source.location, source.where).select(["profile_id", "partition"])
+        table = profiles(source.location, source.where).select(["profile_id", "write_id"])
         return [Unit(source.location, profile_id=row["profile_id"],
-                     partition=row["partition"]) for row in table.to_pylist()]
+                     write_id=row["write_id"]) for row in table.to_pylist()]
     if isinstance(source, str | os.PathLike):
         raise TypeError("a source is a list of files or a dataset selection, not one path")
     return [Unit(os.fspath(path), format) for path in storage.expand(source)]
@@ -119,24 +120,20 @@ def _units_bag(source: Source, format: str | None) -> db.Bag:
 
 def samples_frame(source: Source, *, format: str | None = None):
     """A ``dask.dataframe`` of rows of the dataset's ``samples`` table (per (stack, thread,
-    status) counts, with global stack ids): for files, one partition per file; for a
-    dataset selection, the Parquet files themselves, one partition per row group."""
+    status) counts, with global stack ids), one partition per file or per selected profile
+    of the dataset."""
     import dask.dataframe as dd
     import pandas as pd
 
     from .layout import SAMPLES
     from .tables import sample_rows
 
-    if isinstance(source, Selection):
-        fs, root = storage.filesystem(source.location)
-        from .dataset import open_existing
-
-        keys = open_existing(source.location).partition_by
-        filters = [(k, "==", v) for k, v in source.where.items() if k in keys] or None
-        return dd.read_parquet(storage.join(root, "samples"), filesystem=fs, filters=filters,
-                               split_row_groups=True)
-
     def rows(unit: Unit) -> pd.DataFrame:
+        if unit.profile_id is not None:
+            from .dataset import read_write
+
+            return read_write(unit.location, "samples", unit.profile_id,
+                              unit.write_id or "").to_pandas(types_mapper=pd.ArrowDtype)
         from .dataset import content_id
 
         counts = unit.stack_counts()

@@ -1,20 +1,26 @@
-"""A fleet's profiles as one Parquet dataset (layout: :mod:`.layout`, docs/fleet.md).
+"""A fleet's profiles as one dataset of Delta Lake tables (layout: :mod:`.layout`,
+docs/fleet.md).
 
-:func:`add` appends profiles one file at a time, in memory bounded by one file: a Tachyon
+:func:`add` adds profiles one file at a time, in memory bounded by one file: a Tachyon
 file is decoded in batches (``tachyon_format.iter_batches``) and counted per (stack, thread,
 status) as it goes; other formats are read whole (``read(..., aggregate=True)`` unless the
-timestamps are kept). :func:`profiles` lists what a dataset holds, :func:`load_counts` reads
-one profile's tables back as a :class:`~.partials.StackCounts` (the unit of work of the
-fleet-wide aggregations in :mod:`.cluster`), :func:`summary` says what is in it.
+timestamps are kept). Each file is one write: its rows appended under a new ``write_id``,
+then its ``profiles`` row merged in, keyed by the file's content id, so that a writer killed
+at any moment, a re-run, and writers running at once leave each file counted once.
+:func:`profiles` lists what a dataset holds, :func:`load_counts` reads one profile's rows
+back as a :class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations in
+:mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to
+DuckDB or any Arrow reader.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
+import re
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,18 +28,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
-from tachyon_format import _api
+import tachyon_format
 from tachyon_format.analysis.merge import pid_of
-from tachyon_format.errors import FormatError
 from tachyon_format.model import SAMPLES_COUNT, Profile, Samples
 from tachyon_format.model.aggregate import group_count
 
-from . import layout, storage
+from . import delta, layout, storage
 from .ids import frame_ids, stack_ids, string_ids
 from .partials import StackCounts
-from .tables import dictionary_tables, sample_rows, stack_counts
+from .tables import dictionary_tables, sample_rows, stack_counts, stamped
 
 COMPACT_ROWS = 1 << 22
 """Counted rows gathered from batches before they are grouped again (bounds the memory of a
@@ -69,9 +73,21 @@ def open_manifest(location: str | os.PathLike,
     manifest = layout.Manifest(tuple(layout.check_key(k) for k in (
         partition_by if partition_by is not None else layout.DEFAULT_PARTITION_BY)))
     fs.makedirs(root, exist_ok=True)
-    with fs.open(path, "wb") as f:
+    # written whole under another name, then renamed: a reader (or a writer starting at the
+    # same moment) sees no manifest or all of one, never a part
+    partial = f"{path}.{uuid.uuid4().hex}.partial"
+    with fs.open(partial, "wb") as f:
         f.write(manifest.to_json().encode("utf-8"))
-    return manifest
+    fs.mv(partial, path)
+    return open_manifest(location, partition_by)  # (the one that won, if two were written)
+
+
+def create_tables(location: str | os.PathLike, manifest: layout.Manifest) -> None:
+    """The dataset's Delta tables, created empty where missing (before any write, so that
+    writes only ever append to, or merge into, a table)."""
+    for table in ("profiles", *layout.PARTS):
+        delta.create(location, table, layout.stored(table, manifest.partition_by),
+                     ["date"] if table == "samples" else None)
 
 
 def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
@@ -81,13 +97,13 @@ def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
     """Add every file of *files* (paths or URLs, any format the library reads) to the
     dataset at *location* (created if new), one at a time. *labels* (e.g. ``service``,
     ``deploy``, ``host``) go with every file and choose its partition (``date`` defaults to
-    the profile's start, else today, in UTC). ``timestamps=True`` writes one row per sample
-    with its time where the format has one, instead of one row per (stack, thread,
-    status). A file already in the dataset (same bytes) is skipped."""
+    the UTC day of the profile's start, else :data:`~.layout.UNKNOWN`). ``timestamps=True``
+    writes one row per sample with its time where the format has one, instead of one row
+    per (stack, thread, status). A file already in the dataset (same bytes) is skipped; of
+    writers adding one file at the same moment, one adds it and the others skip it."""
     manifest = open_manifest(location, partition_by)
-    fs, root = storage.filesystem(location)
-    present = {p.rsplit("/", 1)[-1].removesuffix(".parquet")
-               for p in fs.glob(storage.join(root, "profiles", "**", "*.parquet"))}
+    create_tables(location, manifest)
+    present = set(profiles(location).column("profile_id").to_pylist())
     added = []
     for file in storage.expand(files):
         outcome = add_file(location, file, manifest=manifest, labels=labels or {},
@@ -102,64 +118,123 @@ def add_file(location: str | os.PathLike, file: str | os.PathLike, *,
              manifest: layout.Manifest, labels: Mapping[str, str], timestamps: bool = False,
              format: str | None = None, present: set[str] | frozenset = frozenset(),
              samples_per_batch: int = 1_000_000) -> Added:
-    """Add one file (see :func:`add`)."""
-    fs, root = storage.filesystem(location)
+    """Add one file (see :func:`add`): its rows appended under a new write id, then its
+    ``profiles`` row merged in (the commit); another writer's row for the same file first
+    makes this a skip, and the rows this one appended are deleted again."""
     source = storage.read_source(file)
     name = storage.display_name(file)
     profile_id = content_id(source)
     if profile_id in present:
         return Added(name, profile_id, "", 0, skipped=True)
-    batches = _batches(source, format, timestamps, samples_per_batch)
-    pending: list[dict[str, np.ndarray]] = []
-    last: Profile | None = None
-    ids_for: tuple[int, np.ndarray] | None = None
-    writer = stream = None
-    num_rows = 0
+    write_id = uuid.uuid4().hex
+    committed = False
     try:
-        for batch in batches:
-            last = batch
-            counted = _count_columns(batch)
-            pending.append(counted)
-            if sum(c["count"].size for c in pending) > COMPACT_ROWS:
-                pending = [_regroup(pending)]
-            if timestamps:
-                ids_for = _ids(batch, ids_for)
-                rows = _timeline_rows(profile_id, batch, ids_for[1])
-                if writer is None:
-                    stream, writer = _open_writer(fs, root, manifest, labels, batch,
-                                                  profile_id)
-                writer.write_table(rows)
-                num_rows += len(rows)
-        if last is None:  # (a file without samples gives no batch: its tables alone)
-            last = _api.read(source, format=format, aggregate=True)
-            pending.append(_count_columns(last))
-        counts = _stack_counts(last, _regroup(pending))
-        partition = layout.partition_dir(manifest, _partition_labels(labels, last))
-        if writer is not None:
-            writer.close()
-            stream.close()
-            writer = None
-        else:
-            num_rows = counts.counts["count"].size
-            _write(fs, layout.part_path(root, "samples", partition, profile_id),
-                   sample_rows(profile_id, counts.counts))
+        last, counts, num_rows = _append_samples(location, source, format, timestamps,
+                                                 samples_per_batch, profile_id, write_id)
         for table, rows in dictionary_tables(counts).items():
-            _write(fs, layout.part_path(root, table, partition, profile_id), rows)
-        _write(fs, layout.part_path(root, "profiles", partition, profile_id),
-               _profile_row(profile_id, name, source, format, labels, last, counts, num_rows))
-    except BaseException:
-        if writer is not None:
-            writer.close()
-            stream.close()
-        _remove_parts(fs, root, profile_id)  # (what was written of a file that failed)
-        raise
+            delta.append(location, table, lambda t=table, r=rows: stamped(t, r, profile_id,
+                                                                         write_id))
+        keys = _partition_labels(labels, last)
+        partition = layout.partition_dir(manifest, keys)
+        row = _profile_row(profile_id, name, source, format, labels, last, counts, num_rows)
+        committed = delta.insert_new(location, "profiles", _with_keys(
+            row, write_id, manifest, keys), "profile_id")
+    finally:
+        _forget(location, profile_id, write_id, committed)
+    if not committed:
+        return Added(name, profile_id, "", 0, skipped=True)
     return Added(name, profile_id, partition, counts.num_samples)
 
 
-def _remove_parts(fs, root: str, profile_id: str) -> None:
-    for table in ("samples", "stacks", "frames", "strings"):
-        for path in fs.glob(storage.join(root, table, "**", f"{profile_id}.parquet")):
-            fs.rm(path)
+def _forget(location, profile_id: str, write_id: str, committed: bool) -> None:
+    """Delete the rows no ``profiles`` row will name: this write's if it did not commit,
+    else those of earlier writes of the file that did not (killed half-way). Only tidying:
+    readers leave such rows out; a failure here (another writer's commits kept conflicting)
+    leaves them for the next write of the file."""
+    which = (f"profile_id = '{profile_id}' AND write_id != '{write_id}'" if committed
+             else f"write_id = '{write_id}'")
+    for table in layout.PARTS:
+        try:
+            delta.delete(location, table, which)
+        except Exception:  # noqa: BLE001 (see above: what is left is not read)
+            return
+
+
+def _append_samples(location, source, format: str | None, timestamps: bool,
+                    samples_per_batch: int, profile_id: str,
+                    write_id: str) -> tuple[Profile, StackCounts, int]:
+    """Count the file's samples batch by batch and append its ``samples`` rows (with
+    *timestamps*, one per sample, streamed to the table batch by batch as they are decoded,
+    and decoded again if the commit must be made again); the last batch, the counts and the
+    number of rows."""
+    pending: list[dict[str, np.ndarray]] = []
+    seen: list[Profile] = []
+    num_rows = 0
+
+    def timeline() -> Iterator[pa.RecordBatch]:
+        nonlocal num_rows
+        pending.clear()
+        seen.clear()
+        num_rows = 0
+        ids_for: tuple[int, np.ndarray] | None = None
+        for batch in _batches(source, format, timestamps, samples_per_batch):
+            seen[:] = [batch]
+            pending.append(_count_columns(batch))
+            if sum(c["count"].size for c in pending) > COMPACT_ROWS:
+                pending[:] = [_regroup(pending)]
+            if timestamps:
+                ids_for = _ids(batch, ids_for)
+                rows = _timeline_rows(profile_id, batch, ids_for[1])
+                num_rows += len(rows)
+                yield from stamped("samples", rows, profile_id, write_id,
+                                    _start_day(batch)).to_batches()
+
+    if timestamps:
+        failed: list[BaseException] = []
+        try:
+            delta.append(location, "samples", lambda: pa.RecordBatchReader.from_batches(
+                layout.stored("samples"), _kept(timeline(), failed)))
+        except Exception:
+            if failed:  # (the file's own error, not delta-rs' report of it)
+                raise failed[0] from None
+            raise
+    else:
+        for _ in timeline():
+            pass
+    if not seen:  # (a file without samples gives no batch: its tables alone)
+        seen.append(tachyon_format.read(source, format=format, aggregate=True))
+        pending.append(_count_columns(seen[0]))
+    counts = _stack_counts(seen[0], _regroup(pending))
+    if not timestamps:
+        num_rows = counts.counts["count"].size
+        rows = stamped("samples", sample_rows(profile_id, counts.counts), profile_id, write_id,
+                       _start_day(seen[0]))
+        delta.append(location, "samples", lambda: rows)
+    return seen[0], counts, num_rows
+
+
+def _kept(batches: Iterator[pa.RecordBatch],
+          failed: list[BaseException]) -> Iterator[pa.RecordBatch]:
+    """*batches*, keeping the exception that ends them in *failed* (delta-rs reports it as
+    its own error)."""
+    try:
+        yield from batches
+    except BaseException as exc:
+        failed.append(exc)
+        raise
+
+
+def _with_keys(row: pa.Table, write_id: str, manifest: layout.Manifest,
+               keys: Mapping[str, str]) -> pa.Table:
+    """The ``profiles`` row as stored: with its write id and partition values."""
+    out = row.append_column(layout.WRITE_ID, pa.array([write_id], pa.string()))
+    for key in manifest.partition_by:
+        out = out.append_column(key, pa.array([keys.get(key, layout.UNKNOWN)], pa.string()))
+    return out
+
+
+def _start_day(profile: Profile) -> str:
+    return layout.day_of(profile.meta.time_ns)
 
 
 def content_id(source: str | os.PathLike | bytes) -> str:
@@ -178,12 +253,12 @@ def _batches(source, format: str | None, timestamps: bool,
              samples_per_batch: int) -> Iterator[Profile]:
     """The profile in batches: a Tachyon file decoded a batch at a time, others read whole
     (as per-stack counts unless the timestamps are kept)."""
-    name = format or _api.sniff(source)
+    name = format or tachyon_format.sniff(source)
     if name == "tachyon":
-        yield from _api.iter_batches(source, format="tachyon",
-                                     samples_per_batch=samples_per_batch)
+        yield from tachyon_format.iter_batches(source, format="tachyon",
+                                               samples_per_batch=samples_per_batch)
     else:
-        yield _api.read(source, format=format, aggregate=not timestamps)
+        yield tachyon_format.read(source, format=format, aggregate=not timestamps)
 
 
 def _count_columns(batch: Profile) -> dict[str, np.ndarray]:
@@ -247,29 +322,10 @@ def _timeline_rows(profile_id: str, batch: Profile, ids: np.ndarray) -> pa.Table
     return sample_rows(profile_id, columns, stamps)
 
 
-def _open_writer(fs, root: str, manifest: layout.Manifest, labels, batch: Profile,
-                 profile_id: str):
-    partition = layout.partition_dir(manifest, _partition_labels(labels, batch))
-    path = layout.part_path(root, "samples", partition, profile_id)
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    stream = fs.open(path, "wb")
-    return stream, pq.ParquetWriter(stream, layout.SAMPLES)
-
-
-def _write(fs, path: str, table: pa.Table) -> None:
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    with fs.open(path, "wb") as f:
-        pq.write_table(table, f)
-
-
 def _partition_labels(labels: Mapping[str, str], profile: Profile) -> dict[str, str]:
-    """*labels*, with ``date`` (UTC) from the profile's start, else today, when not given."""
-    out = dict(labels)
-    if "date" not in out:
-        when = (profile.meta.time_ns / 1e9 if profile.meta.time_ns is not None
-                else time.time())
-        out["date"] = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
-    return out
+    """*labels*, with ``date`` (UTC) from the profile's start when not given (never the day
+    it is added: a re-run on another day must find the same partition)."""
+    return {"date": _start_day(profile), **labels}
 
 
 def _profile_row(profile_id: str, name: str, source, format: str | None,
@@ -277,13 +333,13 @@ def _profile_row(profile_id: str, name: str, source, format: str | None,
                  num_rows: int) -> pa.Table:
     meta = profile.meta
     try:
-        facts: Any = _api.info(profile)
+        facts: Any = tachyon_format.info(profile)
     except ValueError:
         facts = None
     pid = labels.get("pid")
     row = {
         "profile_id": profile_id, "source": name,
-        "format": format or _api.sniff(source) or _format_from_extras(profile),
+        "format": format or tachyon_format.sniff(source) or _format_from_extras(profile),
         "host": labels.get("host"),
         "pid": int(pid) if pid is not None else pid_of(name),
         "labels": list(dict(labels).items()),
@@ -309,20 +365,12 @@ def _format_from_extras(profile: Profile) -> str | None:
 
 
 def profiles(location: str | os.PathLike, where: Mapping[str, str] | None = None) -> pa.Table:
-    """The ``profiles`` table (with a column per partition key), only the rows whose
-    partition values or labels equal *where*'s."""
+    """The ``profiles`` table (with its ``write_id``, a column per partition key and the
+    ``partition`` they make), only the rows whose partition values or labels equal
+    *where*'s. FormatError if the table is damaged."""
     manifest = open_existing(location)
-    fs, root = storage.filesystem(location)
-    schema = pa.schema([(k, pa.string()) for k in manifest.partition_by])
-    paths = fs.glob(storage.join(root, "profiles", "**", "*.parquet"))
-    if not paths:
-        return pa.Table.from_pylist([], schema=layout.PROFILES.append(
-            pa.field("partition", pa.string())))
-    full = pa.schema([*layout.PROFILES, *schema])
-    found = pads.dataset(paths, schema=full, filesystem=fs, format="parquet",
-                         partitioning=pads.partitioning(schema, flavor="hive"),
-                         partition_base_dir=storage.join(root, "profiles"))
-    table = found.to_table()
+    table = delta.read(location, "profiles", layout.stored("profiles", manifest.partition_by))
+    table = table.sort_by([("profile_id", "ascending")])
     parts = [layout.partition_dir(manifest, dict(zip(manifest.partition_by, values,
                                                      strict=True)))
              for values in zip(*(table.column(k).to_pylist() for k in manifest.partition_by),
@@ -345,28 +393,43 @@ def _matches(row: dict, where: Mapping[str, str], keys: Sequence[str]) -> bool:
 
 
 def open_existing(location: str | os.PathLike) -> layout.Manifest:
-    """The manifest of an existing dataset; ValueError if *location* holds none."""
+    """The manifest of an existing dataset; ValueError if *location* holds none,
+    FormatError if it is damaged or of another version."""
     fs, root = storage.filesystem(location)
     path = storage.join(root, layout.MANIFEST)
     if not fs.exists(path):
         raise ValueError(f"{location}: not a profile dataset (no {layout.MANIFEST})")
     with fs.open(path, "rb") as f:
-        return layout.Manifest.from_json(f.read().decode("utf-8"))
+        return layout.Manifest.from_json(f.read().decode("utf-8", "replace"))
 
 
-def load_counts(location: str | os.PathLike, profile_id: str, partition: str) -> StackCounts:
-    """The counts and dictionaries of one profile of the dataset (its four table files)."""
-    fs, root = storage.filesystem(location)
-    tables = {}
-    for table in ("samples", "stacks", "frames", "strings"):
-        path = layout.part_path(root, table, partition, profile_id)
-        try:
-            with fs.open(path, "rb") as f:
-                tables[table] = pq.read_table(f, schema=layout.TABLES[table])
-        except (pa.ArrowException, ValueError) as exc:  # (ArrowInvalid is both)
-            raise FormatError(f"{path}: not a readable {table} table of this layout: {exc}",
-                              path=table) from None
+def load_counts(location: str | os.PathLike, profile_id: str, write_id: str) -> StackCounts:
+    """The counts and dictionaries of one profile of the dataset: the rows of its write
+    *write_id* (the one its ``profiles`` row names)."""
+    tables = {table: read_write(location, table, profile_id, write_id)
+              for table in layout.PARTS}
     return stack_counts(**tables)
+
+
+def read_write(location: str | os.PathLike, table: str, profile_id: str,
+               write_id: str) -> pa.Table:
+    """The rows of *table* that the write *write_id* of the profile *profile_id* appended
+    (read from the files whose statistics say they may hold the profile, not all)."""
+    for value in (profile_id, write_id):  # (they go into a predicate)
+        if not re.fullmatch(r"[0-9a-f]{1,64}", value):
+            raise ValueError(f"{value!r} is not a profile or write id (hex digits)")
+    which = (pads.field("profile_id") == profile_id) & (pads.field("write_id") == write_id)
+    return delta.read(location, table, layout.TABLES[table], which,
+                      files=f"profile_id = '{profile_id}'")
+
+
+def arrow(location: str | os.PathLike, table: str) -> pads.Dataset:
+    """The current version of *table* (``profiles``, ``samples``, ``stacks``, ``frames`` or
+    ``strings``) as an Arrow dataset, read lazily (DuckDB, Polars, pyarrow). Its rows
+    include those of writes no ``profiles`` row names: keep the rows whose
+    ``(profile_id, write_id)`` is in ``profiles``."""
+    manifest = open_existing(location)
+    return delta.scan(location, table, layout.stored(table, manifest.partition_by))
 
 
 def summary(location: str | os.PathLike) -> dict[str, Any]:

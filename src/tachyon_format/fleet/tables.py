@@ -1,5 +1,6 @@
-"""Between the partial results and Parquet: a :class:`~.partials.StackCounts` as the
-dataset's ``samples``, ``stacks``, ``frames`` and ``strings`` tables, and back."""
+"""Between the partial results and the dataset: a :class:`~.partials.StackCounts` as the
+dataset's ``samples``, ``stacks``, ``frames`` and ``strings`` rows, and back; rows as stored
+(:func:`stamped`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from .ids import ROOT
-from .layout import FRAMES, SAMPLES, STACKS, STRINGS
+from .layout import FRAMES, SAMPLES, STACKS, STRINGS, stored
 from .partials import COUNT_KEYS, FRAME_COLUMNS, StackCounts
 
 
@@ -79,3 +80,16 @@ def stack_counts(samples: pa.Table, stacks: pa.Table, frames: pa.Table,
     part = StackCounts(columns, nodes, frame_columns, strings.column("string_id").to_numpy(),
                        raws)
     return StackCounts.combine([part])
+
+
+def stamped(table: str, rows: pa.Table, profile_id: str, write_id: str,
+             date: str | None = None) -> pa.Table:
+    """*rows* with the columns stored in *table*: the profile and write ids (and the date
+    partition of ``samples``)."""
+    n = len(rows)
+    columns = {"profile_id": pa.array(np.full(n, profile_id, object), pa.string()),
+               "write_id": pa.array(np.full(n, write_id, object), pa.string()),
+               "date": pa.array(np.full(n, date, object), pa.string())}
+    schema = stored(table)
+    return pa.table([columns[f.name] if f.name in columns else rows.column(f.name)
+                     for f in schema], schema=schema)

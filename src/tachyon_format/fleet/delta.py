@@ -1,0 +1,159 @@
+"""The dataset's tables as Delta Lake tables (``deltalake``, delta-rs): their creation, the
+appends of a profile's rows, the merge that commits its ``profiles`` row, the clean-up of
+rows no ``profiles`` row names, and reads that fail with FormatError.
+
+Delta Lake commits by creating the next numbered file of a table's log, which exactly one
+writer can do (a conditional put on object stores, an exclusive create on a local disk), so
+concurrent writers never lose each other's commits. Appends do not conflict (delta-rs
+rebases them on what was committed meanwhile); a merge, a delete or a creation may, and is
+retried from the start, a few times, after a random pause.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+
+from tachyon_format.errors import FormatError
+
+from .storage import is_url
+
+RETRIES = 200
+"""Attempts of a commit that conflicts with other writers' (each after a pause of up to
+:data:`PAUSE_S` seconds)."""
+PAUSE_S = 0.05
+_opened = threading.local()
+"""Per thread, the tables opened, by URI: brought up to date before each use (reading the
+commits made since) rather than opened again (reading the log from its last checkpoint)."""
+
+
+def table_uri(location: str | os.PathLike, table: str) -> str:
+    """Where the Delta table *table* of the dataset at *location* is (a URL delta-rs
+    reaches: a local path made absolute, or ``s3://``, ``gs://``, ``az://`` ...)."""
+    text = os.fspath(location)
+    return f"{text.rstrip('/')}/{table}" if is_url(text) else os.path.join(
+        os.path.abspath(text), table)
+
+
+def _table(uri: str):
+    """The Delta table at *uri*, at its latest version."""
+    from deltalake import DeltaTable
+
+    tables = _opened.__dict__.setdefault("tables", {})
+    table = tables.get(uri)
+    if table is None:
+        table = tables[uri] = DeltaTable(uri)
+    else:
+        table.update_incremental()
+    return table
+
+
+def create(location: str | os.PathLike, table: str, schema: pa.Schema,
+           partition_by: list[str] | None = None) -> None:
+    """Create the empty table *table*, unless it is there (another writer may be creating
+    it at the same moment: either commit is the table)."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(location, table)
+    _retried(lambda: DeltaTable.create(uri, schema, mode="ignore", partition_by=partition_by))
+
+
+def append(location: str | os.PathLike, table: str,
+           rows: Callable[[], pa.Table | pa.RecordBatchReader]) -> None:
+    """Append the rows *rows()* gives (a table, or a stream of batches written as they
+    come) to *table* in one commit. An append conflicts with a concurrent delete of rows
+    it could see (delta-rs checks at the serializable level): *rows()* is then called
+    again, for a new attempt."""
+    from deltalake import CommitProperties, write_deltalake
+
+    uri = table_uri(location, table)
+    _retried(lambda: write_deltalake(
+        _table(uri), rows(), mode="append",
+        commit_properties=CommitProperties(max_commit_retries=RETRIES)))
+
+
+def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:
+    """Insert the one row of *row* into *table* unless a row with its *key* (a string of
+    hex digits) is there, in one commit (a merge); whether it was inserted."""
+    uri = table_uri(location, table)
+
+    # (the key's value in the predicate too: the merge then reads only the files whose
+    # statistics may hold it, not every file of the table)
+    (value,) = row.column(key).to_pylist()
+    predicate = f"t.{key} = s.{key} AND t.{key} = '{value}'"
+
+    def merge() -> Mapping[str, Any]:
+        return (_table(uri).merge(row, predicate, source_alias="s", target_alias="t")
+                .when_not_matched_insert_all().execute())
+
+    return _retried(merge)["num_target_rows_inserted"] > 0
+
+
+def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
+    """Delete the rows of *table* that match *predicate* (SQL), in one commit (none when no
+    row matches)."""
+    uri = table_uri(location, table)
+    _retried(lambda: _table(uri).delete(predicate))
+
+
+def _retried(commit):
+    """*commit()*, again after a random pause while it conflicts with another writer's."""
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(RETRIES):
+        try:
+            return commit()
+        except CommitFailedError:
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(random.uniform(0, PAUSE_S))
+    raise AssertionError("unreachable")
+
+
+def scan(location: str | os.PathLike, table: str, schema: pa.Schema,
+         files: str | None = None) -> pads.Dataset:
+    """The current version of *table* as an Arrow dataset (read lazily, e.g. by DuckDB or
+    Polars), of only the files whose statistics may match the SQL predicate *files*; an
+    empty one if the table was not created yet. FormatError if its log is damaged."""
+    from deltalake.exceptions import TableNotFoundError
+
+    uri = table_uri(location, table)
+    try:
+        try:
+            found = _table(uri)
+        except TableNotFoundError:
+            return pads.dataset(pa.Table.from_pylist([], schema=schema))
+        # pyarrow's own filesystem, not delta-rs' default (a Python handler around its
+        # object store): that one left reader threads running into interpreter shutdown,
+        # which aborted one process in about ten ("terminate called without an active
+        # exception"; delta-io/delta-rs#2184, pola-rs/polars#24169)
+        native, root = pafs.FileSystem.from_uri(uri)
+        return found.to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(root, native),
+                                        file_pruning_predicate=files)
+    except Exception as exc:  # (delta-rs raises several kinds, some of them plain Exception)
+        raise _damaged(table, exc) from None
+
+
+def read(location: str | os.PathLike, table: str, schema: pa.Schema,
+         where: pads.Expression | None = None, files: str | None = None) -> pa.Table:
+    """The rows of *table* that match *where* (in the files *files* selects, see
+    :func:`scan`), with *schema*'s columns; FormatError if the table's log or one of its
+    files is damaged."""
+    found = scan(location, table, schema, files)
+    try:
+        return found.to_table(filter=where).select(schema.names).cast(schema)
+    except Exception as exc:  # (pyarrow: ArrowInvalid, OSError, KeyError for a lost column)
+        raise _damaged(table, exc) from None
+
+
+def _damaged(table: str, exc: BaseException) -> FormatError:
+    return FormatError(f"not a readable {table} table of this layout: "
+                       f"{type(exc).__name__}: {exc}", path=table)
