@@ -63,11 +63,9 @@ ONLY = {
 """Parts that may import only these (beyond numpy and the standard library)."""
 UPWARD_IMPORTS_ALLOWED = {
     ("tachyon_format.schema.tachyon", "tachyon_format.model.thread_status"),
-    ("tachyon_format.schema.tachyon_values", "tachyon_format.model.thread_status"),
 }
 """The schema documents the model's status bits (``ThreadStatus``, an enum and nothing
-else: see :func:`test_the_status_bits_are_the_model_s`); ``tachyon_values`` still hands the
-name on to the importer listed in :data:`SCHEMA_IMPORTS_ALLOWED`."""
+else: see :func:`test_the_status_bits_are_the_model_s`)."""
 REGION = "tachyon_format.formats.tachyon.region"
 NOT_FROM_REGION = tuple(f"tachyon_format.formats.tachyon.{m}"
                         for m in ("reader", "writer", "compat", "encoder", "file"))
@@ -206,10 +204,8 @@ def test_no_private_attribute_of_another_object(name):
 PRIVATE_IMPORTS_ALLOWED = {
     ("tachyon_format.formats.tachyon.region.walk", "_cython_shadow"),  # (its own stand-in)
     ("tachyon_format.formats.pprof.writer", "_zstd"),
-    ("tachyon_format.fleet.dataset", "_api"), ("tachyon_format.fleet.cluster", "_api"),
 }
-"""Private names imported across modules, each a known debt (issue 19: the fleet through
-the public verbs) or a module's own helper."""
+"""Private names imported across modules: each a module's own helper."""
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -254,11 +250,8 @@ def schema_format(name: str) -> str | None:
     return next((f for f in ("tachyon", "pprof", "gperftools") if stem.startswith(f)), None)
 
 
-SCHEMA_IMPORTS_ALLOWED = {
-    # ThreadStatus is the model's now: pprof's labels are to take it from there
-    ("tachyon_format.formats.pprof.labels", "tachyon_format.schema.tachyon_values"),
-}
-"""Known debts (issue 19), each to be taken out with the change that pays it."""
+SCHEMA_IMPORTS_ALLOWED: set[tuple[str, str]] = set()
+"""Known exceptions, each with the reason it is one (none today)."""
 
 
 def other_formats(graph: dict[str, set[str]], name: str) -> list[str]:
@@ -305,12 +298,8 @@ def test_the_status_bits_are_the_model_s():
     assert not GRAPH["tachyon_format.model.thread_status"]
 
 
-PRIVATE_MODULES_ALLOWED = {
-    # the fleet is to call the public verbs (tachyon_format.read...), not _api's
-    ("tachyon_format.fleet.dataset", "tachyon_format._api"),
-    ("tachyon_format.fleet.cluster", "tachyon_format._api"),
-}
-"""Known debts (issue 19), each to be taken out with the change that pays it."""
+PRIVATE_MODULES_ALLOWED: set[tuple[str, str]] = set()
+"""Known exceptions, each with the reason it is one (none today)."""
 
 
 def private_module_imports(graph: dict[str, set[str]], name: str) -> list[str]:

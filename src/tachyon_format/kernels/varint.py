@@ -1,6 +1,6 @@
 """Vectorised LEB128 and zigzag: the one copy of the varint codecs for whole arrays.
 
-Tier (c) of STYLE.md 3.5: ``decode_*``/``encode_*`` take and return arrays, with no Python
+The array tier of the codecs: ``decode_*``/``encode_*`` take and return arrays, with no Python
 loop per value. Decoding comes in the two shapes callers have: from each varint's last byte
 (its terminator, ``< 0x80``: :func:`decode_uleb128_at`, :func:`decode_uleb128_ending_at`;
 runs and streams of varints) or from its first byte (:func:`decode_uleb128_from`; a field
@@ -74,7 +74,8 @@ def decode_uleb128_ends(
 
 
 def decode_uleb128(buf: bytes | memoryview | npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """Vectorised: decode back-to-back ULEB128 values (a packed run), CPython's rules (§0.1).
+    """Vectorised: decode back-to-back ULEB128 values (a packed run), CPython's rules
+    (docs/format/primitives.md).
 
     Raises ``ValueError`` if the run ends inside a varint or a varint is longer than 10 bytes.
     """

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import enum
 
-# ThreadStatus is the model's (issue 19); the old name stays until its last importer here
-# (formats/pprof/labels.py) takes it from the model. (An enum only: no numpy comes with it.)
-from tachyon_format.model.thread_status import ThreadStatus  # noqa: F401
-
 from .plain import ByteOrder
 
 MAGIC = 0x54414348

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tachyon_format.model import Strings
-from tachyon_format.schema.tachyon_values import ThreadStatus
+from tachyon_format.model.thread_status import ThreadStatus
 
 from .facts import INTERPRETER_ID, NANOSECONDS, THREAD_ID, THREAD_STATUS, TIMESTAMP
 
