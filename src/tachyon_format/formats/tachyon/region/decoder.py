@@ -205,7 +205,9 @@ class SampleDecoder:
                     nxt = min(n, cut + window)
                     ahead = _Ahead(buf, cut, nxt, base=base, at_end=nxt == n,
                                    known=self._known(), order=self.order)
-                self._committer.commit(batch, samples, records)
+                done = self._committer.commit(batch, samples, records)
+                if done < batch.size:  # a SUFFIX keeping its innermost frames: scanned
+                    cut, why, ahead = int(batch.offset[done]) - base, "scalar", None
                 if cut - pos > LONG_STRETCH:
                     self._scalar_run = 1
             if why == "window":
