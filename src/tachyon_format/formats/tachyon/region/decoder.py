@@ -45,7 +45,7 @@ from .long_records import (
     repeat_piece,
     start_long_repeat,
 )
-from .records import SUFFIX, RecordBatch, RegionFacts
+from .records import REPEAT, SUFFIX, RecordBatch, RegionFacts
 from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
 from .threads import ThreadTable
@@ -98,6 +98,9 @@ class SampleDecoder:
         self._thread_stops = 0
         self._finished = False
         self._long: LongRepeat | None = None  # a REPEAT whose entries are still arriving
+        # REPEATs of count 0 are candidates of discovery once one is met (never written by
+        # CPython: in a file that has them, they would break every chain)
+        self._empty_candidates = False
 
     # ------------------------------------------------------------------ public views
     @property
@@ -189,6 +192,7 @@ class SampleDecoder:
             empty = self._empty_repeats(buf, pos, base)
             if empty is not None:  # (never written by CPython: not worth a window)
                 self._committer.commit_empty(empty, samples, records)
+                self._empty_candidates = True
                 pos += empty.size * EMPTY_REPEAT_SIZE
                 continue
             stop = min(n, pos + window)
@@ -196,7 +200,8 @@ class SampleDecoder:
                 batch, cut, why = ahead.result()
             else:
                 batch, cut, why = discover(buf, pos, stop, base=base, at_end=stop == n,
-                                           known=self._known(), order=self.order)
+                                           known=self._known(), order=self.order,
+                                           empty_repeats=self._empty_candidates)
             ahead = None
             if batch is not None:
                 window = self._window = WINDOW  # (the first, smaller one learns the threads)
@@ -204,7 +209,8 @@ class SampleDecoder:
                         and pos < cut < n):
                     nxt = min(n, cut + window)
                     ahead = _Ahead(buf, cut, nxt, base=base, at_end=nxt == n,
-                                   known=self._known(), order=self.order)
+                                   known=self._known(), order=self.order,
+                                   empty_repeats=self._empty_candidates)
                 done = self._committer.commit(batch, samples, records)
                 if done < batch.size:  # a SUFFIX keeping its innermost frames: scanned
                     cut, why, ahead = int(batch.offset[done]) - base, "scalar", None
@@ -222,6 +228,8 @@ class SampleDecoder:
             batch, after = self._scan_run(buf, pos, base, final)
             if batch is not None:
                 self._committer.commit(batch, samples, records)
+                self._empty_candidates |= bool(((batch.encoding == REPEAT)
+                                             & (batch.nsamp == 0)).any())
             if len(self._threads) > threads:
                 self._thread_stops += 1
                 self._filter_threads = self._thread_stops <= MAX_THREAD_STOPS

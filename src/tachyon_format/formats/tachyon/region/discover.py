@@ -82,17 +82,18 @@ def discover(
     at_end: bool,
     known: KnownThreads,
     order: Literal["<", ">"],
+    empty_repeats: bool = False,
 ) -> Found:
     """Vectorised: the records from ``buf[start]`` on that lie in ``buf[start:stop]``, the
     window (*base*: region offset of ``buf[0]``; *at_end*: *stop* is the end of the data
-    for good). See the module docs."""
+    for good; *empty_repeats*: whether REPEATs of count 0 are candidates, see
+    :func:`_candidates`). See the module docs."""
     w = buf[start:stop]
     n = w.size
     if n < PREFIX_SIZE:
         return Found(None, start, "scalar" if at_end else "window")
-    # 1. candidates (REPEATs of count 0 once the thread ids filter them)
-    cand = _candidates(w, known.interpreter_ids, order,
-                       empty_repeats=known.thread_ids is not None)
+    # 1. candidates
+    cand = _candidates(w, known.interpreter_ids, order, empty_repeats=empty_repeats)
     if not cand.size or cand[0] != 0:
         return Found(None, start, "scalar")
     if cand.size > MAX_CANDIDATES:  # a window of candidates at every byte or so: a shorter
@@ -201,11 +202,10 @@ def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
     """Vectorised: offsets with a known interpreter id (or the window start's) and an
     encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
 
-    A REPEAT whose count is 0 is legal but never written: unless *empty_repeats*, it is
-    left out, which drops the candidates inside the zero bytes of most thread and
-    interpreter ids while the thread ids cannot filter them (a genuine one then breaks the
-    chain and goes to the sequential reader; in a file made of them, every other record
-    would)."""
+    A REPEAT whose count is 0 is legal but never written: unless *empty_repeats* (the
+    region has shown one), it is left out, which drops the candidates inside the zero bytes
+    of most thread and interpreter ids (three in four candidates of real files; a genuine
+    one then breaks the chain and goes to the sequential reader)."""
     m = w.size - PREFIX_SIZE + 1
     endian = "little" if order == "<" else "big"
     ids = {bytes(w[INTERPRETER_AT:ENCODING_AT])} | {i.to_bytes(4, endian)
