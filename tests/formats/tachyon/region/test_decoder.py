@@ -272,3 +272,18 @@ def test_files_written_by_cpython_decode_as_the_reference(tmp_path_factory, jobs
             assert len(compare(f.region, **f.kwargs).batch) == f.sample_count
     for path, rows in zip(paths, replay_with_cpython(paths), strict=True):
         assert reference_decode(path) == rows
+
+
+@given(st.lists(st.tuples(st.integers(0, 10), st.integers(1, 40)), min_size=1, max_size=6),
+       st.integers(1, 3))
+@settings(max_examples=40, deadline=None)
+def test_runs_of_empty_repeats_written_alike_in_any_form(runs, tid):
+    """Runs of REPEATs of count 0 whose count is written in 1 to 10 bytes (``80 .. 80 00``)
+    and, for a form of 11 bytes, malformed, then a sample: each run found at once, as the
+    reference reads them (or fails)."""
+    region = b""
+    for width, n in runs:
+        count = b"\x80" * width + b"\x00" if width < 10 else b"\x80" * 10 + b"\x00"
+        region += (prefix(tid, 0, 0) + count) * n
+    region += prefix(tid, 0, 1) + b"\x01\x00\x01\x00"
+    compare(region, **args(frame_count=2, thread_count=3))

@@ -41,6 +41,7 @@ from .long_records import (
     LongRepeat,
     Malformed,
     empty_repeat_run,
+    empty_repeat_size,
     repeat_entries,
     repeat_piece,
     start_long_repeat,
@@ -191,9 +192,10 @@ class SampleDecoder:
         while pos < n:
             empty = self._empty_repeats(buf, pos, base)
             if empty is not None:  # (never written by CPython: not worth a window)
-                self._committer.commit_empty(empty, samples, records)
+                run, size = empty
+                self._committer.commit_empty(run, samples, records)
                 self._empty_candidates = True
-                pos += empty.size * EMPTY_REPEAT_SIZE
+                pos += run.size * size
                 continue
             stop = min(n, pos + window)
             if ahead is not None and (ahead.start, ahead.stop) == (pos, stop):
@@ -240,11 +242,14 @@ class SampleDecoder:
         return pos
 
     def _empty_repeats(self, buf: npt.NDArray[np.uint8], pos: int, base: int):
-        """A run of REPEATs of count 0 at *pos* (:func:`.long_records.empty_repeat_run`, one
-        window at most), or None; two cheap byte tests first."""
-        two = pos + 2 * EMPTY_REPEAT_SIZE
-        if (two > buf.size or buf[pos + ENCODING_AT] or buf[pos + PREFIX_SIZE] or buf[two - 2]
-                or buf[two - 1]):
+        """A run of REPEATs of count 0 at *pos* and their size
+        (:func:`.long_records.empty_repeat_run`, one window at most), or None; cheap byte
+        tests first (the first record, and the encoding and last byte of the second)."""
+        if pos + 2 * EMPTY_REPEAT_SIZE > buf.size or buf[pos + ENCODING_AT]:
+            return None
+        size = EMPTY_REPEAT_SIZE if buf[pos + PREFIX_SIZE] == 0 else empty_repeat_size(buf, pos)
+        two = pos + 2 * size
+        if not size or two > buf.size or buf[two - 1] or buf[pos + size + ENCODING_AT]:
             return None
         return empty_repeat_run(buf[:pos + WINDOW], pos, base=base, order=self.order)
 
