@@ -428,8 +428,7 @@ class RegionWalk:
             after = self._record(data, pos, end, base, final)
             if after < 0:
                 return pos
-            if after - pos == PREFIX_SIZE + 1 and not self.repeat_left and (
-                    data[pos + ENCODING_AT] == REPEAT):
+            if not self.repeat_left and data[pos + ENCODING_AT] == REPEAT:  # (count 0)
                 after = self._same_empty_repeats(data, pos, after, min(stop, end), base)
             pos = after
 
@@ -440,12 +439,13 @@ class RegionWalk:
                             first: cython.Py_ssize_t, pos: cython.Py_ssize_t,
                             stop: cython.Py_ssize_t,
                             base: cython.longlong) -> cython.Py_ssize_t:
-        """After the REPEAT of count 0 at ``data[first]`` (just decoded by :meth:`_record`),
-        the records from *pos* that are byte for byte the same (starting before *stop*, as
-        many as the record rows hold): each has what :meth:`_record` gives it (its thread is
-        known, its count 0), so only its row and the counters are written. A region of
-        them (never written by CPython) costs a compare a record, not a decode."""
-        size: cython.Py_ssize_t = PREFIX_SIZE + 1
+        """After the REPEAT of count 0 at ``data[first:pos]`` (just decoded by
+        :meth:`_record`; its count in any form), the records from *pos* that are byte for
+        byte the same (starting before *stop*, as many as the record rows hold): each has
+        what :meth:`_record` gives it (its thread is known, its count 0), so only its row
+        and the counters are written. A region of them (never written by CPython) costs a
+        compare a record, not a decode."""
+        size: cython.Py_ssize_t = pos - first
         k: cython.Py_ssize_t = self.num_records_out
         rows: cython.Py_ssize_t = self.record_offset.shape[0]
         end: cython.Py_ssize_t = data.shape[0]
