@@ -135,6 +135,21 @@ def test_chain_from_first_walks_long_false_runs():
     assert got.tolist() == [0, *range(20, 40)]
 
 
+@given(st.integers(1, 40), st.integers(1, 3000), st.integers(0, 3000))
+def test_chain_from_first_follows_interleaved_chains(stride, size, end):
+    """Every position pointing *stride* on (a region of one repeated byte: 17 interleaved
+    chains), one of them cut at *end*: the pruning never settles; the chain from 0 goes on
+    to the cut or past the last position, for any length (not only powers of 2)."""
+    positions = np.arange(size)
+    targets = positions + stride
+    targets[min(end, size - 1)] = size + 1
+    walk = [0]
+    while walk[-1] != min(end, size - 1) and walk[-1] + stride < size:
+        walk.append(walk[-1] + stride)
+    got = segments.chain_from_first(positions, np.minimum(targets, size + 1), size)
+    assert got.tolist() == walk
+
+
 def check_max_plus(steps, carry):
     """decode_group_max_plus against a loop over (key, add, floor, reset) steps."""
     keys = np.array([s[0] for s in steps], np.uint8)

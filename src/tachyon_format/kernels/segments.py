@@ -174,13 +174,15 @@ def chain_from_first(
     Positions that no surviving position points to are pruned until nothing changes; what is
     left is exactly the chain (every survivor has a surviving predecessor, so it is
     reachable). Membership is marked in a byte map of *size* + 2 entries, and each round works
-    on the survivors only. After a few rounds (a long run of false positions: each round
-    only prunes one more of its links) the pointers are walked one by one."""
+    on the survivors only. After a few rounds, or one that prunes little (long runs of false
+    positions, each round pruning only one more of their links: a region of one repeated
+    byte is 17 interleaved chains), the chain is followed by pointer doubling: its first
+    2**k members, then the members 2**k links on from each of them, one gather per round."""
     index = np.arange(positions.size)
     if not positions.size:  # (no first position: an empty chain)
         return index
     mark = np.zeros(size + 2, bool)
-    for _ in range(8):  # rounds before walking; real chains settle in two or three
+    for _ in range(8):  # rounds before doubling; real chains settle in two or three
         mark[targets] = True
         pointed = mark[positions]
         mark[targets] = False
@@ -189,14 +191,19 @@ def chain_from_first(
             return index
         keep = np.flatnonzero(pointed)  # integer gathers beat boolean masks here
         index, positions, targets = index[keep], positions[keep], targets[keep]
-    landing = np.searchsorted(positions, targets).tolist()  # where each pointer would land
-    pos_list, target_list = positions.tolist(), targets.tolist()
-    walk = [0]
+        if 8 * keep.size > 7 * pointed.size:  # pruning too little to be worth a round
+            break
+    m = positions.size
+    landing = np.minimum(np.searchsorted(positions, targets), m - 1)
+    # jump[i]: the survivor 2**k links on from survivor i; m past the chain's end (m: itself)
+    jump = np.append(np.where(positions[landing] == targets, landing, m), m)
+    chain = np.zeros(1, np.intp)  # its first 2**k members
     while True:
-        i = landing[walk[-1]]
-        if i >= len(pos_list) or pos_list[i] != target_list[walk[-1]]:
-            return index[walk]
-        walk.append(i)
+        ahead = jump[chain]  # the next 2**k (non-decreasing: m, the largest, once past the end)
+        if ahead[-1] == m:
+            return index[np.concatenate([chain, ahead[:np.searchsorted(ahead, m)]])]
+        chain = np.concatenate([chain, ahead])
+        jump = jump[jump]
 
 
 def decode_group_max_plus(

@@ -116,6 +116,76 @@ def frame_index(index: int = 2**31 - 1) -> bytes:
     return region_tests_file(prefix(1, 0, 1) + b"\x00\x00\x01" + uleb(index), sample_count=1)
 
 
+# -- the slow classes (issue 21): records a reader cannot batch, at a ratio of ~10^4 ----------
+
+def pattern_file(unit: bytes, size: int, *, samples_per_unit: int, head: bytes = b"",
+                 num_frames: int = 1) -> bytes:
+    """A file whose region is *head* then *unit* repeated to about *size* bytes (whole units),
+    compressed as it is made (level 1), so that a GiB region is never held whole."""
+    count = (size - len(head)) // len(unit)
+    compressor = zstd.StreamCompressor(level=1)
+    parts = [compressor.compress(head)]
+    per_chunk = max(1, (4 << 20) // len(unit))
+    chunk = unit * per_chunk
+    for start in range(0, count, per_chunk):
+        n = min(per_chunk, count - start)
+        parts.append(compressor.compress(chunk if n == per_chunk else unit * n))
+    parts.append(compressor.finish())
+    head_samples = 1 if head else 0
+    return tachyon_file(b"".join(parts), sample_count=head_samples + samples_per_unit * count,
+                        num_frames=num_frames)
+
+
+EMPTY_REPEAT = repeat_head(0)
+
+
+def noncanonical_empty_repeats(size: int = GIB) -> bytes:
+    """REPEATs of no sample whose count is written ``80 00`` (15 bytes each): no sample."""
+    return pattern_file(prefix(1, 0, REPEAT) + b"\x80\x00", size, samples_per_unit=0)
+
+
+def empty_repeats_and_full0(size: int = 16 << 20) -> bytes:
+    """An empty REPEAT, then a FULL of depth 0 (delta 0, status 0): one sample a pair."""
+    return pattern_file(EMPTY_REPEAT + prefix(1, 0, 1) + b"\x00\x00\x00", size,
+                        samples_per_unit=1)
+
+
+def empty_repeats_and_repeat1(size: int = 16 << 20) -> bytes:
+    """An empty REPEAT, then a REPEAT of one sample: one sample a pair."""
+    return pattern_file(EMPTY_REPEAT + repeat_head(1) + b"\x00\x00", size,
+                        samples_per_unit=1)
+
+
+def empty_repeats_and_pop_push0(size: int = 64 << 20) -> bytes:
+    """An empty REPEAT, then a POP_PUSH popping and pushing nothing: one sample a pair."""
+    return pattern_file(EMPTY_REPEAT + prefix(1, 0, 3) + b"\x00\x00\x00\x00", size,
+                        samples_per_unit=1)
+
+
+def suffix_new0(size: int = 54 << 20) -> bytes:
+    """A FULL of one frame, then SUFFIX records sharing it and adding none (17 bytes each):
+    3.3 M samples in 54 MiB by default."""
+    return pattern_file(prefix(1, 0, 2) + b"\x00\x00\x01\x00", size, samples_per_unit=1,
+                        head=prefix(1, 0, 1) + b"\x00\x00\x01\x00")
+
+
+def ones(size: int = 32 << 20) -> bytes:
+    """A region of ``0x01`` bytes: FULL records of thread 0x0101010101010101, delta 1,
+    status 1, depth 1, frame 1 (17 bytes each), every id byte alike."""
+    return pattern_file(b"\x01" * 17, size, samples_per_unit=1, num_frames=2)
+
+
+SLOW_CLASSES = {
+    "noncanonical_empty_repeats": noncanonical_empty_repeats,
+    "empty_repeats_and_full0": empty_repeats_and_full0,
+    "empty_repeats_and_repeat1": empty_repeats_and_repeat1,
+    "empty_repeats_and_pop_push0": empty_repeats_and_pop_push0,
+    "suffix_new0": suffix_new0,
+    "ones": ones,
+}
+"""Issue 21's classes at their full sizes (the default argument of each builder)."""
+
+
 CLASSES = {
     "declared_2_29_samples": declared_2_29_samples,
     "huge_rle_counts": huge_rle_counts,

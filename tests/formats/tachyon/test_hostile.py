@@ -12,6 +12,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,10 +23,21 @@ import tachyon_format
 from tachyon_format import FormatError
 from tachyon_format.errors import LimitError
 from tachyon_format.formats.tachyon import zstd
+from tachyon_format.formats.tachyon.region import decoder
+from tachyon_format.formats.tachyon.region.engines import ENVIRONMENT
 from tests.formats.tachyon import hostile_files as hostile
 from tests.formats.tachyon import mutations
+from tests.formats.tachyon.region.helpers import (
+    DECODERS,
+    assert_same,
+    decoded_or_error,
+    reference_or_error,
+    region_file,
+)
+from tests.formats.tachyon.test_differential import ENGINES, ours, theirs, verdict
 from tests.helpers.docs_pages import links_resolve, run_examples
 from tests.helpers.paths import REPO
+from tests.helpers.reference import requires_reference
 
 MIB = 1 << 20
 NO_PROGRESS = ("zstd decompression error: Operation made no progress over multiple calls, due"
@@ -341,3 +353,86 @@ def test_fuzz_found_header_count_allocates_nothing(verb):
     assert bounds.seconds < 5 and bounds.peak < 64 * MIB, (bounds.seconds, bounds.peak)
     if verb in ("read", "aggregate", "iter_batches"):
         assert kind == "error", result
+
+
+# -- the slow classes of issue 21: records no reader can batch, at a size CI affords -------
+
+SLOW = sorted(hostile.SLOW_CLASSES)
+
+
+@requires_reference
+def test_the_slow_classes_read_as_cpython_reads_them(tmp_path):
+    paths = []
+    for name in SLOW:
+        paths.append(tmp_path / f"{name}.bin")
+        paths[-1].write_bytes(hostile.SLOW_CLASSES[name](64 << 10))
+    expected = theirs(paths)
+    for path, cpython in zip(paths, expected, strict=True):
+        assert "ok" in cpython, (path.name, cpython)
+        for engine in ENGINES:
+            assert verdict(ours(path.read_bytes(), engine)) == verdict(cpython), (
+                path.name, engine)
+
+
+@pytest.mark.parametrize("name", SLOW)
+def test_the_slow_classes_decode_as_the_reference_walk(name, tmp_path):
+    """Every decoder (the numpy one in windows small enough to cut the records anywhere,
+    with and without its helper thread) against the interpreted walk."""
+    path = tmp_path / "hostile.bin"
+    path.write_bytes(hostile.SLOW_CLASSES[name](128 << 10))
+    f = region_file(path)
+    expected = reference_or_error(f.region, **f.kwargs)
+    assert len(expected.batch.timestamp_us) == f.sample_count
+    for engine in DECODERS:
+        assert_same(decoded_or_error(f.region, engine=engine, **f.kwargs), expected)
+    with mock.patch.object(decoder, "WINDOW", 4099):
+        for threads in (False, True):
+            assert_same(decoded_or_error(f.region, chunks=[50_001], threads=threads,
+                                         **f.kwargs), expected)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("verb", READING)
+@pytest.mark.parametrize("name", SLOW)
+def test_the_slow_classes_are_read_in_bounded_time_and_memory(name, verb, engine,
+                                                             monkeypatch):
+    """At 4 MiB each takes 0.1 to 1 s with either decoder (the numpy one took 2 to 4 s,
+    and 0.5 GB for a region of 0x01 bytes, 8 candidate records a record); memory: the
+    region, read's columns (17 bytes a sample, and a record row of 17 bytes a record), and
+    the numpy decoder's window of candidates (as many as a real file's)."""
+    monkeypatch.setenv(ENVIRONMENT, engine)
+    data = hostile.SLOW_CLASSES[name](4 << 20)
+    kind, result, bounds = outcome(verb, data)
+    samples = int.from_bytes(data[28:36], "little")
+    assert (kind, result) == ("ok", [] if verb == "validate" else samples)
+    assert bounds.seconds < 10, bounds.seconds
+    assert bounds.peak < 96 * MIB, bounds.peak
+
+
+def test_a_header_understating_the_samples_lets_the_rows_go():
+    """1 sample declared over 3 M: the read fails anyway (here at the limit), so the rows
+    decoded past the header's count are let go chunk by chunk, not grown to the limit."""
+    data = bytearray(hostile.many_samples(3_000_000))
+    data[28:36] = (1).to_bytes(8, "little")
+    with Bounded() as bounds, pytest.raises(LimitError, match="more than 2900000 samples"):
+        tachyon_format.read(bytes(data), max_samples=2_900_000, chunk_size=MIB)
+    assert bounds.peak < 32 * MIB  # (grown to the limit: 49 MB of columns, and a copy)
+    data[28:36] = (2_999_999).to_bytes(8, "little")
+    with pytest.raises(FormatError, match="header declares 2999999 samples but replay"
+                       " decoded 3000000"):
+        tachyon_format.read(bytes(data), chunk_size=MIB)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", SLOW)
+def test_the_slow_classes_at_full_size(name, engine, monkeypatch):
+    """The issue's sizes (16 MiB to 1 GiB regions): seconds each, where the numpy decoder
+    took 15 to 60 s (and 850 MB for 32 MiB of 0x01 bytes)."""
+    monkeypatch.setenv(ENVIRONMENT, engine)
+    data = hostile.SLOW_CLASSES[name]()
+    samples = int.from_bytes(data[28:36], "little")
+    for verb in ("read", "iter_batches"):
+        kind, result, bounds = outcome(verb, data)
+        assert (kind, result) == ("ok", samples)
+        assert bounds.seconds < 120, (verb, bounds.seconds)

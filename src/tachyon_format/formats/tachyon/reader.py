@@ -82,9 +82,18 @@ def read(
             on_limit=lambda: _rows_error("samples", max_samples)))
         records = GrowingColumns.records(limit=max_samples,
                                          on_limit=lambda: _rows_error("records", max_samples))
+        dropped = 0  # record rows let go: see below
         for chunk, final in _with_last(tachyon_file.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
-            _check_rows(0 if aggregate else decoder.total_samples, records.size, max_samples)
+            _check_rows(0 if aggregate else decoder.total_samples, dropped + records.size,
+                        max_samples)
+            if decoder.total_samples > tachyon_file.sample_count:
+                # the read can only fail now (with the count mismatch, a later record's
+                # error, or the limit): the rows are let go, not grown up to max_samples
+                dropped += records.size
+                records.size = 0
+                if not aggregate:
+                    samples.size = 0
             if progress is not None:
                 progress(decoder.total_samples, tachyon_file.sample_count)
         _check_sample_count(tachyon_file, decoder.total_samples)

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tachyon_format.formats.tachyon.region import columns
 from tachyon_format.formats.tachyon.region.columns import (
     RECORD_COLUMNS,
     SAMPLE_COLUMNS,
@@ -70,3 +71,26 @@ def test_shift_moves_a_column_by_an_amount():
                  "first_sample": np.array([10, 12])})
     cols.shift("first_sample", 10)
     assert cols.view("first_sample").tolist() == [0, 2]
+
+
+def test_columns_resized_in_place_keep_their_rows_and_a_callers_view(monkeypatch):
+    """Columns grow and are trimmed in place (``realloc``) when nothing else refers to
+    them; a view held elsewhere (or the walk's memoryview) makes it a copy, so the view
+    stays valid. From LARGE rows on, they grow by a quarter."""
+    monkeypatch.setattr(columns, "LARGE", 64)
+    cols = GrowingColumns({"x": np.int64}, 16)
+    cols.append(16)["x"][...] = np.arange(16)
+    cols.reserve(1)
+    assert cols.capacity == 32
+    held = cols.view("x")
+    walk_view = memoryview(cols.arrays()["x"])
+    cols.reserve(40)  # (copied: two references)
+    assert cols.capacity == 64
+    cols.append(40)["x"][...] = np.arange(16, 56)
+    del walk_view
+    cols.reserve(20)  # (in place)
+    assert cols.capacity == 80  # (64 and a quarter)
+    cols.append(20)["x"][...] = np.arange(56, 76)
+    assert held.tolist() == list(range(16))
+    out = cols.finish()["x"]
+    assert out.tolist() == list(range(76)) and len(out) == 76

@@ -21,7 +21,7 @@ from tachyon_format.formats.tachyon.region.columns import GrowingColumns
 from tachyon_format.formats.tachyon.region.commit import Committer
 from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, stack_frames
 from tachyon_format.formats.tachyon.region.discover import KnownThreads, discover
-from tachyon_format.formats.tachyon.region.records import RecordBatch, RegionFacts
+from tachyon_format.formats.tachyon.region.records import RegionFacts
 from tachyon_format.formats.tachyon.region.stack_tree import StackTree
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
 from tachyon_format.kernels import terminators
@@ -134,22 +134,34 @@ def test_suffixes_without_new_frames(steps, cut, threads):
 
 
 def test_suffixes_keeping_innermost_frames_go_through_the_sequential_reader():
-    """Discovery stops before such a SUFFIX, and a batch must not hold one unlisted: the
-    tree builds stacks level by level from the outermost."""
+    """Discovery finds such a SUFFIX (it cannot know the depth); the commit stops before it
+    (the tree builds stacks level by level from the outermost), and says so."""
     region = (prefix(1, 0, 1) + b"\x01\x00\x04\x00\x01\x02\x03"
               + prefix(1, 0, 2) + b"\x01\x00\x02\x00")  # SUFFIX shared 2, none new
     found = discover(np.frombuffer(region, np.uint8), 0, len(region), base=0, at_end=True,
                      known=KnownThreads([0], None), order="<")
-    assert (found.batch.size, found.cut, found.reason) == (1, 20, "scalar")
+    assert (found.batch.size, found.cut, found.reason) == (2, 37, "done")
     facts = RegionFacts.of(order="<", start_time_us=0, thread_count=1, frame_count=10)
     committer = Committer(facts, ThreadTable(1, 0), StackTree())
-    batch = RecordBatch(
-        offset=np.array([0, 20]), encoding=np.array([1, 2], np.uint8),
-        thread_id=np.array([1, 1], np.uint64), interpreter_id=np.zeros(2, np.uint32),
-        nsamp=np.array([1, 1]), arg=np.array([0, 2]), npush=np.array([4, 0]),
-        delta=np.ones(2, np.uint64), status=np.zeros(2, np.uint8), frames=np.arange(4))
-    with pytest.raises(ValueError):
-        committer.commit(batch, GrowingColumns.samples(), GrowingColumns.records())
+    samples, records = GrowingColumns.samples(), GrowingColumns.records()
+    assert committer.commit(found.batch, samples, records) == 1
+    assert (samples.size, records.size, committer.records) == (1, 1, 1)
+    compare(region, **args(frame_count=10))
+
+
+def test_suffixes_of_no_new_frame_sharing_the_whole_stack_are_vectorised():
+    """A SUFFIX of no new frame sharing every frame keeps the stack: committed with its
+    batch (a file of them once went record by record through the sequential reader)."""
+    unit = prefix(1, 0, 2) + b"\x01\x00\x02\x00"
+    region = prefix(1, 0, 1) + b"\x01\x00\x02\x04\x05" + unit * 3000
+    facts = RegionFacts.of(order="<", start_time_us=0, thread_count=1, frame_count=10)
+    committer = Committer(facts, ThreadTable(1, 0), StackTree())
+    found = discover(np.frombuffer(region, np.uint8), 0, len(region), base=0, at_end=True,
+                     known=KnownThreads([0], None), order="<")
+    assert (found.batch.size, found.reason) == (3001, "done")
+    assert committer.commit(found.batch, GrowingColumns.samples(),
+                            GrowingColumns.records()) == 3001
+    compare(region, **args(frame_count=10))
 
 
 def test_many_suffixes_keeping_innermost_frames():
@@ -262,3 +274,18 @@ def test_files_written_by_cpython_decode_as_the_reference(tmp_path_factory, jobs
             assert len(compare(f.region, **f.kwargs).batch) == f.sample_count
     for path, rows in zip(paths, replay_with_cpython(paths), strict=True):
         assert reference_decode(path) == rows
+
+
+@given(st.lists(st.tuples(st.integers(0, 10), st.integers(1, 40)), min_size=1, max_size=6),
+       st.integers(1, 3))
+@settings(max_examples=40, deadline=None)
+def test_runs_of_empty_repeats_written_alike_in_any_form(runs, tid):
+    """Runs of REPEATs of count 0 whose count is written in 1 to 10 bytes (``80 .. 80 00``)
+    and, for a form of 11 bytes, malformed, then a sample: each run found at once, as the
+    reference reads them (or fails)."""
+    region = b""
+    for width, n in runs:
+        count = b"\x80" * width + b"\x00" if width < 10 else b"\x80" * 10 + b"\x00"
+        region += (prefix(tid, 0, 0) + count) * n
+    region += prefix(tid, 0, 1) + b"\x01\x00\x01\x00"
+    compare(region, **args(frame_count=2, thread_count=3))

@@ -140,6 +140,32 @@ def test_columns_full_and_records_full_resume(engine):
         expected.batch.record_first_sample.tolist())
 
 
+@pytest.mark.parametrize("engine", WALKS)
+@SETTINGS
+@given(runs=st.lists(st.tuples(st.integers(1, 2), st.integers(0, 1), st.integers(0, 40),
+                                st.booleans(), st.integers(0, 2)), max_size=8),
+       cut=st.integers(0, 3000))
+def test_runs_of_like_empty_repeats(engine, runs, cut):
+    """Runs of byte-identical REPEATs of count 0 (taken by a compare each, not decoded; the
+    count written ``00``, ``80 00`` or ``80 80 00``) next to other threads' runs (thread or
+    interpreter id apart) and samples, cut anywhere by a chunk, in record rows that fill up
+    every 16, and counted: as the reference reads them, counters included."""
+    region = b"".join((prefix(tid, iid, 0) + b"\x80" * wide + b"\x00") * n
+                      + (prefix(tid, iid, 1) + b"\x01\x00\x01\x00" if sample else b"")
+                      for tid, iid, n, sample, wide in runs)
+    kwargs = {**KWARGS, "frame_count": 2}
+    compare(region, chunks=[min(cut, len(region))], decoders=[engine], **kwargs)
+    expected = reference_or_error(region, **kwargs)
+    dec = engines.new_decoder(engine=engine, **kwargs)
+    records = GrowingColumns.records(16)
+    dec.decode_into(region, final=True, samples=GrowingColumns.samples(1), records=records)
+    got = records.finish()
+    assert got["offset"].tolist() == expected.batch.record_offset.tolist()
+    assert got["first_sample"].tolist() == expected.batch.record_first_sample.tolist()
+    assert dec.stats == expected.stats
+    assert counts_of(region, engine, **kwargs) == counts_of(region, "numpy", **kwargs)
+
+
 def test_counts_match_the_sample_counts_class():
     """The walk's counts have SampleCounts' columns and dtypes."""
     region = tachyon_format.read(GOLDEN[0], aggregate=True, engine="numpy")

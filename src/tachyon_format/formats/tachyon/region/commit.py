@@ -16,10 +16,11 @@ those that need the threads' state (docs/format/reader.md#checks-during-replay, 
 4. *Stacks*: the prefix-tree node of each record's new stack (:mod:`.stack_tree`), then each
    REPEAT's stack carried from the latest earlier record of its thread.
 
-A batch must not hold a SUFFIX with no new frame and fewer shared frames than its thread's
-depth: that one keeps the *innermost* shared frames (docs/format/records.md#suffix), not a
-level of the tree. CPython's writer never writes one; :mod:`.discover` leaves them to the
-sequential reader, and the decoder hands them over listing their whole new stack.
+A SUFFIX with no new frame and fewer shared frames than its thread's depth keeps the
+*innermost* shared frames (docs/format/records.md#suffix), not a level of the tree. CPython's
+writer never writes one: a batch is committed up to the first one, and the decoder hands it
+to the sequential reader, which lists its whole new stack. (With as many shared frames as
+the depth, the usual SUFFIX of no new frame keeps the stack: committed here.)
 5. *Clocks*: one running sum over all the deltas, adjusted at each record's first sample so
    that it continues its thread's clock (mod 2**64).
 6. *Columns*: the records and samples appended to the caller's columns, in blocks of
@@ -73,11 +74,15 @@ class Committer:
         self._all_frames_ok = ok is None or bool(ok.all())  # then a bound is the check
 
     def commit(self, batch: RecordBatch, samples: GrowingColumns | SampleCounts,
-               records: GrowingColumns, *, continued: bool = False) -> None:
+               records: GrowingColumns, *, continued: bool = False) -> int:
         """Vectorised: append the batch's samples and records to the columns (see the module
         docs); ``first_sample`` counts rows of *samples*. *continued*: the batch's first
         record is more entries of the last one committed (a long REPEAT,
-        :mod:`.long_records`): its samples are appended, not another record."""
+        :mod:`.long_records`): its samples are appended, not another record.
+
+        Returns the records committed: all of them, or those before the first SUFFIX that
+        keeps its innermost frames (see the module docs), which the caller hands to the
+        sequential reader."""
         skip = int(continued)
         self.records -= skip
         try:
@@ -92,14 +97,18 @@ class Committer:
         errors: list[tuple[int, int, str]] = []  # (record, check, message): the first wins
         before, after, keep = self._depths(batch, thr, order, errors)  # 2.
         self._check_frames(batch, errors)  # 3.
-        if errors:  # the records before the bad one are committed, as CPython replays them
+        innermost = self._first_innermost_suffix(batch, before)
+        if errors and min(errors)[0] < innermost:
+            # the records before the bad one are committed, as CPython replays them
             index, _, message = min(errors)
             if index:
                 self.commit(batch.split(index)[0], samples, records, continued=continued)
             raise FormatError(message, offset=int(batch.offset[index]),
                               record=self.records, region=True)
-        if self._innermost_suffixes(batch, before):
-            raise ValueError("a SUFFIX that keeps its innermost frames must list them")
+        if innermost < batch.size:  # (its errors, if any, are the sequential reader's)
+            if innermost:
+                self.commit(batch.split(innermost)[0], samples, records, continued=continued)
+            return innermost
         last = segments.last_per_group(thr, order)  # each thread's last record
         change = batch.encoding != REPEAT
         stack = self.tree.add_records(change, batch.npush, batch.frames, thr, keep,  # 4.
@@ -112,6 +121,7 @@ class Committer:
         per_encoding[REPEAT] -= skip
         self.counts.add(per_encoding, int(batch.status.size))
         self.records += batch.size
+        return batch.size
 
     def commit_empty(self, batch: RecordBatch, samples: GrowingColumns | SampleCounts,
                      records: GrowingColumns) -> None:
@@ -184,14 +194,16 @@ class Committer:
             errors.append((i, FRAME_CHECK, message))
 
     @staticmethod
-    def _innermost_suffixes(batch: RecordBatch, before: npt.NDArray[np.int64]) -> list[int]:
-        """The SUFFIX records with no new frame and a shared count between 0 and the depth,
-        which keep the *innermost* ``shared`` frames (see the module docs)."""
+    def _first_innermost_suffix(batch: RecordBatch, before: npt.NDArray[np.int64]) -> int:
+        """The first SUFFIX record with no new frame and a shared count between 0 and the
+        depth, which keeps the *innermost* ``shared`` frames (see the module docs); the
+        batch's size if there is none."""
         maybe = np.flatnonzero((batch.npush == 0) & (batch.encoding == SUFFIX))
         if not maybe.size:
-            return []
+            return batch.size
         arg = batch.arg[maybe]
-        return maybe[(arg > 0) & (arg < before[maybe])].tolist()
+        found = maybe[(arg > 0) & (arg < before[maybe])]
+        return int(found[0]) if found.size else batch.size
 
     # ------------------------------------------------------------------ 5. and 6.
     def _write(self, batch: RecordBatch, thr: npt.NDArray[np.int32],

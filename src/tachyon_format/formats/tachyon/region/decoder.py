@@ -41,11 +41,12 @@ from .long_records import (
     LongRepeat,
     Malformed,
     empty_repeat_run,
+    empty_repeat_size,
     repeat_entries,
     repeat_piece,
     start_long_repeat,
 )
-from .records import SUFFIX, RecordBatch, RegionFacts
+from .records import REPEAT, SUFFIX, RecordBatch, RegionFacts
 from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
 from .threads import ThreadTable
@@ -98,6 +99,9 @@ class SampleDecoder:
         self._thread_stops = 0
         self._finished = False
         self._long: LongRepeat | None = None  # a REPEAT whose entries are still arriving
+        # REPEATs of count 0 are candidates of discovery once one is met (never written by
+        # CPython: in a file that has them, they would break every chain)
+        self._empty_candidates = False
 
     # ------------------------------------------------------------------ public views
     @property
@@ -188,15 +192,18 @@ class SampleDecoder:
         while pos < n:
             empty = self._empty_repeats(buf, pos, base)
             if empty is not None:  # (never written by CPython: not worth a window)
-                self._committer.commit_empty(empty, samples, records)
-                pos += empty.size * EMPTY_REPEAT_SIZE
+                run, size = empty
+                self._committer.commit_empty(run, samples, records)
+                self._empty_candidates = True
+                pos += run.size * size
                 continue
             stop = min(n, pos + window)
             if ahead is not None and (ahead.start, ahead.stop) == (pos, stop):
                 batch, cut, why = ahead.result()
             else:
                 batch, cut, why = discover(buf, pos, stop, base=base, at_end=stop == n,
-                                           known=self._known(), order=self.order)
+                                           known=self._known(), order=self.order,
+                                           empty_repeats=self._empty_candidates)
             ahead = None
             if batch is not None:
                 window = self._window = WINDOW  # (the first, smaller one learns the threads)
@@ -204,8 +211,11 @@ class SampleDecoder:
                         and pos < cut < n):
                     nxt = min(n, cut + window)
                     ahead = _Ahead(buf, cut, nxt, base=base, at_end=nxt == n,
-                                   known=self._known(), order=self.order)
-                self._committer.commit(batch, samples, records)
+                                   known=self._known(), order=self.order,
+                                   empty_repeats=self._empty_candidates)
+                done = self._committer.commit(batch, samples, records)
+                if done < batch.size:  # a SUFFIX keeping its innermost frames: scanned
+                    cut, why, ahead = int(batch.offset[done]) - base, "scalar", None
                 if cut - pos > LONG_STRETCH:
                     self._scalar_run = 1
             if why == "window":
@@ -220,6 +230,8 @@ class SampleDecoder:
             batch, after = self._scan_run(buf, pos, base, final)
             if batch is not None:
                 self._committer.commit(batch, samples, records)
+                self._empty_candidates |= bool(((batch.encoding == REPEAT)
+                                             & (batch.nsamp == 0)).any())
             if len(self._threads) > threads:
                 self._thread_stops += 1
                 self._filter_threads = self._thread_stops <= MAX_THREAD_STOPS
@@ -230,11 +242,14 @@ class SampleDecoder:
         return pos
 
     def _empty_repeats(self, buf: npt.NDArray[np.uint8], pos: int, base: int):
-        """A run of REPEATs of count 0 at *pos* (:func:`.long_records.empty_repeat_run`, one
-        window at most), or None; two cheap byte tests first."""
-        two = pos + 2 * EMPTY_REPEAT_SIZE
-        if (two > buf.size or buf[pos + ENCODING_AT] or buf[pos + PREFIX_SIZE] or buf[two - 2]
-                or buf[two - 1]):
+        """A run of REPEATs of count 0 at *pos* and their size
+        (:func:`.long_records.empty_repeat_run`, one window at most), or None; cheap byte
+        tests first (the first record, and the encoding and last byte of the second)."""
+        if pos + 2 * EMPTY_REPEAT_SIZE > buf.size or buf[pos + ENCODING_AT]:
+            return None
+        size = EMPTY_REPEAT_SIZE if buf[pos + PREFIX_SIZE] == 0 else empty_repeat_size(buf, pos)
+        two = pos + 2 * size
+        if not size or two > buf.size or buf[two - 1] or buf[pos + size + ENCODING_AT]:
             return None
         return empty_repeat_run(buf[:pos + WINDOW], pos, base=base, order=self.order)
 

@@ -20,10 +20,10 @@ sequential reader).
 3. *Chain*: the candidates reachable from the window start by those pointers
    (:func:`~tachyon_format.kernels.segments.chain_from_first`): the true records, if the
    first one is.
-4. *Validation*, in order: complete, counts in range, no SUFFIX without new frames over
-   shared ones (it may keep the innermost frames: the sequential reader lists them), no
-   varint over 10 bytes, status bytes below 0x80, frame indices that fit a u32; the chain
-   is cut at the first record that fails.
+4. *Validation*, in order: complete, counts in range, no varint over 10 bytes, status
+   bytes below 0x80, frame indices that fit a u32; the chain is cut at the first record
+   that fails. (A SUFFIX without new frames over fewer shared ones than its thread's depth
+   keeps the innermost frames: :mod:`.commit` finds it, and stops there.)
 5. *Samples and frames* of the records kept: deltas, statuses and frame indices by rank.
 """
 
@@ -43,6 +43,10 @@ from .layout import INTERPRETER_ID_AT as INTERPRETER_AT
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordBatch, sample_blocks
 
 MAX_DEPTH = MAX_STACK_DEPTH
+MAX_CANDIDATES = 1 << 17
+"""Candidates per window at most (a dozen temporaries of 8 bytes each): a real window of 2 MB
+holds 140 to 200 thousand (one every 10 to 14 bytes), a region of one repeated byte one per
+byte; windows cut at this many were no slower on real files, and take a third less memory."""
 # per encoding, the counts of its body (layout.COUNTS): FULL one, SUFFIX and POP_PUSH two
 # (the last one counts the frames); a REPEAT lists none
 NUM_COUNTS = np.array([len(COUNTS.get(encoding, ())) for encoding in range(4)], np.int64)
@@ -79,18 +83,24 @@ def discover(
     at_end: bool,
     known: KnownThreads,
     order: Literal["<", ">"],
+    empty_repeats: bool = False,
 ) -> Found:
     """Vectorised: the records from ``buf[start]`` on that lie in ``buf[start:stop]``, the
     window (*base*: region offset of ``buf[0]``; *at_end*: *stop* is the end of the data
-    for good). See the module docs."""
+    for good; *empty_repeats*: whether REPEATs of count 0 are candidates, see
+    :func:`_candidates`). See the module docs."""
     w = buf[start:stop]
     n = w.size
     if n < PREFIX_SIZE:
         return Found(None, start, "scalar" if at_end else "window")
     # 1. candidates
-    cand = _candidates(w, known.interpreter_ids, order)
+    cand = _candidates(w, known.interpreter_ids, order, empty_repeats=empty_repeats)
     if not cand.size or cand[0] != 0:
         return Found(None, start, "scalar")
+    if cand.size > MAX_CANDIDATES:  # a window of candidates at every byte or so: a shorter
+        n = int(cand[MAX_CANDIDATES])  # one, so that the temporaries stay bounded
+        w, at_end = w[:n], False
+        cand = cand[:np.searchsorted(cand, n - PREFIX_SIZE, side="right")]
     cand = _known_thread_candidates(w, cand, known.thread_ids, order)
     # 2. ends, from the counts: va is the REPEAT count or the delta, vb a body's first count
     # (FULL depth, SUFFIX shared, POP_PUSH pop), vc its second; t0 the rank of va's
@@ -130,7 +140,6 @@ def discover(
     ok = c_complete & np.where(c_enc == REPEAT, c_a <= U32_MAX,
                                np.where(c_enc == FULL, c_b <= MAX_DEPTH,
                                         (c_b <= U32_MAX) & (c_c <= MAX_DEPTH)))
-    ok &= (c_enc != SUFFIX) | (c_c > 0) | (c_b == 0)  # (never written by CPython)
     long_ends = ti.long_varint_ends()
     if long_ends.size:  # a record holding a varint of more than 10 bytes is not valid
         ok &= np.searchsorted(long_ends, c_pos) == np.searchsorted(long_ends, nxt[chain])
@@ -190,13 +199,14 @@ def discover(
 
 
 def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
-                order: Literal["<", ">"]) -> npt.NDArray[np.intp]:
+                order: Literal["<", ">"], *, empty_repeats: bool) -> npt.NDArray[np.intp]:
     """Vectorised: offsets with a known interpreter id (or the window start's) and an
     encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
 
-    A REPEAT whose count is 0 is legal but never written; excluding it drops the
-    candidates inside the zero bytes of most thread and interpreter ids (a genuine one
-    breaks the chain and goes to the sequential reader)."""
+    A REPEAT whose count is 0 is legal but never written: unless *empty_repeats* (the
+    region has shown one), it is left out, which drops the candidates inside the zero bytes
+    of most thread and interpreter ids (three in four candidates of real files; a genuine
+    one then breaks the chain and goes to the sequential reader)."""
     m = w.size - PREFIX_SIZE + 1
     endian = "little" if order == "<" else "big"
     ids = {bytes(w[INTERPRETER_AT:ENCODING_AT])} | {i.to_bytes(4, endian)
@@ -208,7 +218,8 @@ def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
             same &= w[INTERPRETER_AT + j:INTERPRETER_AT + j + m] == iid[j]
         hit = same if hit is None else hit | same
     hit &= w[ENCODING_AT:] <= POP_PUSH
-    hit[:-1] &= (w[ENCODING_AT:-1] != REPEAT) | (w[ENCODING_AT + 1:] != 0)
+    if not empty_repeats:
+        hit[:-1] &= (w[ENCODING_AT:-1] != REPEAT) | (w[ENCODING_AT + 1:] != 0)
     return np.flatnonzero(hit)
 
 

@@ -6,9 +6,10 @@
   scan it again at every chunk; instead its head is read once (:func:`start_long_repeat`)
   and its entries are decoded as they arrive (:func:`repeat_entries`), committed piece by
   piece as one record.
-* *Runs of empty REPEATs*: a REPEAT of count 0 is legal (CPython's writer never writes one)
-  and is left to the sequential reader by :mod:`.discover`; a region of them (1 GiB of zero
-  bytes is 76 M) is found here 14 bytes at a time, vectorised (:func:`empty_repeat_run`).
+* *Runs of empty REPEATs*: a REPEAT of count 0 is legal (CPython's writer never writes one);
+  a region of them (1 GiB of zero bytes is 76 M), each written alike (14 bytes, or more with
+  its count of zero in a longer form), is found here at once, vectorised
+  (:func:`empty_repeat_run`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ LONG_TAIL = 1 << 18
 """An incomplete record longer than this can only be a REPEAT (any other is at most
 13 + 10 + 1 + 2 * 10 + 256 * 10 bytes, every varint in its longest, non-canonical form)."""
 
-__all__ = ["LongRepeat", "empty_repeat_run", "repeat_entries", "start_long_repeat"]
+__all__ = ["LongRepeat", "empty_repeat_run", "empty_repeat_size", "repeat_entries",
+           "start_long_repeat"]
 
 
 class LongRepeat(NamedTuple):
@@ -119,18 +121,23 @@ def repeat_piece(head: LongRepeat, deltas: npt.NDArray[np.uint64],
 
 
 def empty_repeat_run(buf: npt.NDArray[np.uint8], pos: int, *, base: int, order: str
-                     ) -> RecordBatch | None:
-    """Vectorised: the REPEATs of count 0 from ``buf[pos]`` on, as a batch (their threads
-    are checked when committed); None if fewer than two."""
-    m = (buf.size - pos) // EMPTY_REPEAT_SIZE
+                     ) -> tuple[RecordBatch, int] | None:
+    """Vectorised: the REPEATs of count 0 from ``buf[pos]`` on, each written as the first one
+    is (the count in one byte, ``00``, or longer: ``80 00``, ``80 80 00``, ...), as a batch
+    (their threads are checked when committed) and the size of each; None if fewer than
+    two."""
+    size = empty_repeat_size(buf, pos)
+    m = (buf.size - pos) // size if size else 0
     if m < 2:
         return None
-    rows = buf[pos:pos + m * EMPTY_REPEAT_SIZE].reshape(m, EMPTY_REPEAT_SIZE)
-    ok = (rows[:, ENCODING_AT] == REPEAT) & (rows[:, PREFIX_SIZE] == 0)
+    rows = buf[pos:pos + m * size].reshape(m, size)
+    ok = (rows[:, ENCODING_AT] == REPEAT) & (rows[:, size - 1] == 0)
+    if size > EMPTY_REPEAT_SIZE:
+        ok &= (rows[:, PREFIX_SIZE:size - 1] == 0x80).all(axis=1)
     n = int(np.argmin(ok)) if not ok.all() else m
     if n < 2:
         return None
-    at = pos + EMPTY_REPEAT_SIZE * np.arange(n)
+    at = pos + size * np.arange(n)
     zeros = np.zeros(n, np.int64)
     return RecordBatch(
         offset=at.astype(np.int64) + base, encoding=np.full(n, REPEAT, np.uint8),
@@ -138,4 +145,16 @@ def empty_repeat_run(buf: npt.NDArray[np.uint8], pos: int, *, base: int, order: 
         interpreter_id=decode_fixed_at(buf, at + INTERPRETER_ID_AT, np.dtype(order + "u4")),
         nsamp=zeros, arg=zeros, npush=zeros,
         delta=np.zeros(0, np.uint64), status=np.zeros(0, np.uint8),
-        frames=np.zeros(0, np.int64))
+        frames=np.zeros(0, np.int64)), size
+
+
+def empty_repeat_size(buf: npt.NDArray[np.uint8], pos: int) -> int:
+    """The size of the REPEAT of count 0 at ``buf[pos]`` (its count of zero written in 1 to
+    10 bytes, ``80 ... 80 00``), or 0 if there is none there."""
+    if buf.size - pos < EMPTY_REPEAT_SIZE or buf[pos + ENCODING_AT] != REPEAT:
+        return 0
+    count = buf[pos + PREFIX_SIZE:pos + PREFIX_SIZE + ULEB128_MAX_BYTES]
+    end = np.flatnonzero(count != 0x80)
+    if not end.size or count[end[0]] != 0:
+        return 0
+    return EMPTY_REPEAT_SIZE + int(end[0])

@@ -428,7 +428,51 @@ class RegionWalk:
             after = self._record(data, pos, end, base, final)
             if after < 0:
                 return pos
+            if not self.repeat_left and data[pos + ENCODING_AT] == REPEAT:  # (count 0)
+                after = self._same_empty_repeats(data, pos, after, min(stop, end), base)
             pos = after
+
+    @cython.cfunc
+    @cython.nogil
+    @cython.exceptval(-3)
+    def _same_empty_repeats(self, data: cython.const[cython.uchar][:],
+                            first: cython.Py_ssize_t, pos: cython.Py_ssize_t,
+                            stop: cython.Py_ssize_t,
+                            base: cython.longlong) -> cython.Py_ssize_t:
+        """After the REPEAT of count 0 at ``data[first:pos]`` (just decoded by
+        :meth:`_record`; its count in any form), the records from *pos* that are byte for
+        byte the same (starting before *stop*, as many as the record rows hold): each has
+        what :meth:`_record` gives it (its thread is known, its count 0), so only its row
+        and the counters are written. A region of them (never written by CPython) costs a
+        compare a record, not a decode."""
+        size: cython.Py_ssize_t = pos - first
+        k: cython.Py_ssize_t = self.num_records_out
+        rows: cython.Py_ssize_t = self.record_offset.shape[0]
+        end: cython.Py_ssize_t = data.shape[0]
+        j: cython.Py_ssize_t
+        at: cython.longlong = self.num_samples_out if not self.aggregate else self.samples
+        last: cython.Py_ssize_t = first
+        while pos < stop and pos + size <= end and k < rows:
+            for j in range(size):
+                if data[pos + j] != data[first + j]:
+                    break
+            else:
+                self.record_offset[k] = base + pos
+                self.record_encoding[k] = REPEAT
+                self.record_first[k] = at
+                k += 1
+                last = pos
+                pos += size
+                continue
+            break
+        if last != first:
+            self.records += (k - self.num_records_out)
+            self.repeat_records += (k - self.num_records_out)
+            self.num_records_out = k
+            self.repeat_offset = base + last
+            self.repeat_index = self.records - 1
+            self.repeat_entries_at = base + last + size
+        return pos
 
     # ------------------------------------------------------------------ one record
     @cython.cfunc

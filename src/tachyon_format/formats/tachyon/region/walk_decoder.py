@@ -183,11 +183,13 @@ class WalkDecoder:
             pos = walk.walk(data, pos, stop, base, final)
             self._sync(columns, records)
             why = walk.why
-            if why == "samples_full":
+            if why == "samples_full":  # (the walk lets go of the arrays: grown in place)
                 assert columns is not None
+                walk.set_samples(None, 0)
                 columns.reserve(1)
                 self._attach(columns, None)
             elif why == "records_full":
+                walk.set_records(None, 0)
                 records.reserve(1)
                 self._attach(None, records)
             elif why == "failed":
@@ -197,11 +199,15 @@ class WalkDecoder:
                 return pos
 
     def _keep(self, data: memoryview, at: int, base: int, final: bool) -> None:
-        """What is left of *data* from *at* waits for the next chunk."""
+        """What is left of *data* from *at* waits for the next chunk; at the end, the walk
+        lets go of the caller's columns (so that they are trimmed in place)."""
         self._tail = bytes(data[at:])
         self._tail_offset = base + at
         if final:
             self._finished = True
+            self.walk.set_records(None, 0)
+            if not self.aggregate:
+                self.walk.set_samples(None, 0)
 
     def _attach(self, columns: GrowingColumns | None, records: GrowingColumns | None) -> None:
         """Point the walk at the columns' arrays (spare rows included)."""
