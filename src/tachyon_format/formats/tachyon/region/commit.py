@@ -85,6 +85,7 @@ class Committer:
         sequential reader."""
         skip = int(continued)
         self.records -= skip
+        known = len(self.threads)  # the rows before this batch: see below
         try:
             thr = self.threads.rows_of(batch.interpreter_id, batch.thread_id)  # 1.
         except ThreadCountError as exc:
@@ -101,11 +102,16 @@ class Committer:
         if errors and min(errors)[0] < innermost:
             # the records before the bad one are committed, as CPython replays them
             index, _, message = min(errors)
+            # the threads are those of the records up to the bad one, as CPython meets them
+            self.threads.truncate(known)
             if index:
                 self.commit(batch.split(index)[0], samples, records, continued=continued)
+            self.threads.rows_of(batch.interpreter_id[index:index + 1],
+                                 batch.thread_id[index:index + 1])
             raise FormatError(message, offset=int(batch.offset[index]),
                               record=self.records, region=True)
         if innermost < batch.size:  # (its errors, if any, are the sequential reader's)
+            self.threads.truncate(known)  # (the sequential reader adds that record's)
             if innermost:
                 self.commit(batch.split(innermost)[0], samples, records, continued=continued)
             return innermost

@@ -232,6 +232,8 @@ def _known_thread_candidates(w: npt.NDArray[np.uint8], cand: npt.NDArray[np.intp
     sequential reader adds the thread, and the next window knows it."""
     if known is None:
         return cand
+    if not known.size:  # (no thread known yet: the window's first record only)
+        return cand[:1]
     tid = decode_fixed_at(w, cand, np.dtype(order + "u8"))
     at = np.minimum(np.searchsorted(known, tid), known.size - 1)
     keep = known[at] == tid

@@ -115,6 +115,17 @@ class ThreadTable:
             rows[j] = self._add(*keys[j])
         return rows[inverse.reshape(-1)]
 
+    def truncate(self, rows: int) -> None:
+        """Forget the rows from *rows* on: pairs a batch added whose records were then not
+        committed (CPython's reader never met them)."""
+        if rows >= len(self):
+            return
+        for key in zip(self._interpreter_ids[rows:], self._thread_ids[rows:], strict=True):
+            del self._row[key]
+        del self._interpreter_ids[rows:], self._thread_ids[rows:]
+        self.interpreters = list(dict.fromkeys(self._interpreter_ids))
+        self._sorted = _empty_sorted()  # (a new object: a helper thread may hold the old)
+
     def sorted_ids(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                   npt.NDArray[np.int32]]:
         """The table sorted by thread id: (thread ids, interpreter ids, rows); rebuilt when
