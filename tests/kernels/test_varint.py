@@ -72,6 +72,14 @@ def test_zigzag_roundtrip(values):
     assert [leb128.decode_zigzag(int(u)) for u in z] == values
 
 
+@given(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=50))
+def test_zigzag_keeps_the_width_of_u32_values(values):
+    """Tachyon's svarints: uint32 zigzag values decode to int32 columns, not int64."""
+    z = np.array([leb128.encode_zigzag(v, 32) for v in values], np.uint32)
+    decoded = varint.decode_zigzag(z)
+    assert decoded.dtype == np.int32 and decoded.tolist() == values
+
+
 @given(st.lists(st.integers(0, U64), max_size=50), st.data())
 def test_decoding_from_the_first_byte_matches_the_scalar(values, draw):
     """:func:`decode_uleb128_from` (by a varint's first byte) against ``scan_uleb128``, with

@@ -159,10 +159,14 @@ def encode_uleb128(values: npt.ArrayLike) -> bytes:
     return out.tobytes()
 
 
-def decode_zigzag(u: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Vectorised: zigzag to signed, ``0, 1, 2, 3 -> 0, -1, 1, -2`` (64-bit)."""
-    u = np.asarray(u, dtype=np.uint64)
-    return (u >> np.uint64(1)).astype(np.int64) ^ -(u & np.uint64(1)).astype(np.int64)
+def decode_zigzag(u: npt.ArrayLike) -> npt.NDArray[np.signedinteger]:
+    """Vectorised: zigzag to signed, ``0, 1, 2, 3 -> 0, -1, 1, -2``, at the width of *u*
+    when it is an unsigned array (uint32 gives int32: Tachyon's svarints), else 64-bit."""
+    u = np.asarray(u)
+    if u.dtype.kind != "u":
+        u = u.astype(np.uint64)
+    one = u.dtype.type(1)
+    return ((u >> one) ^ -(u & one)).view(u.dtype.str.replace("u", "i"))
 
 
 def encode_zigzag(v: npt.ArrayLike) -> npt.NDArray[np.uint64]:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from tachyon_format.schema import tachyon as spec
+from tachyon_format.schema.leb128 import encode_zigzag
 from tachyon_format.schema.primitives import U32_MAX, U64_MAX, ByteOrder, encode_uleb128
 
 from .settings import REPEAT_BUFFER_SIZE, REPEAT_ENTRY_MAX_SIZE, WRITE_BUFFER_SIZE
@@ -43,7 +44,7 @@ def uleb128(value: int) -> bytes:
 
 def zigzag_uleb128(value: int) -> bytes:
     """svarint of an int32 (docs/format/primitives.md#zigzagleb128int32)."""
-    return uleb128(((value << 1) ^ (value >> 31)) & U32_MAX)
+    return uleb128(encode_zigzag(value, 32))
 
 
 def position_int32(item: object) -> int:

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels.short_steps import walk_short_steps
+from tachyon_format.kernels.varint import decode_uleb128_at, decode_zigzag
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
 from tachyon_format.schema.leb128 import U32_MAX, ULEB128_MAX_BYTES, LEB128Error, scan_uleb128
@@ -290,7 +291,7 @@ class _FrameColumns:
         i = slice(self.count, self.count + stop)
         self.filename[i] = values[0][:stop]
         self.funcname[i] = values[1][:stop]
-        lineno, end_delta, column, end_column_delta = (_unzigzag(v[:stop]) for v in values[2:])
+        lineno, end_delta, column, end_column_delta = (decode_zigzag(v[:stop]) for v in values[2:])
         _rebase(lineno, end_delta, out=self.end_lineno[i])
         _rebase(column, end_column_delta, out=self.end_column[i])
         self.lineno[i] = lineno
@@ -322,14 +323,7 @@ def _u32_varints(window, first, last, bad) -> npt.NDArray[np.uint32]:
         return values
     end = last[multi]
     length = end - first[multi] + 1
-    # from the last byte back (mod 2**64 like CPython's reader), the varints still longer
-    wide = (window[end].astype(np.uint64) << np.uint64(7)) | (window[end - 1] & 0x7F)
-    longer = np.flatnonzero(length > 2)
-    k = 2
-    while longer.size and k < ULEB128_MAX_BYTES:
-        wide[longer] = (wide[longer] << np.uint64(7)) | (window[end[longer] - k] & 0x7F)
-        k += 1
-        longer = longer[length[longer] > k]
+    wide = decode_uleb128_at(window, end, length)  # (mod 2**64, like CPython's reader)
     bad[multi[(length > ULEB128_MAX_BYTES) | (wide > U32_MAX)]] = True
     values[multi] = wide.astype(np.uint32)
     return values
@@ -354,9 +348,6 @@ def _frame_problem(data, at: int, index: int) -> Problem:
     raise AssertionError(f"frame entry {index} at {at} is valid")
 
 
-def _unzigzag(u: npt.NDArray[np.uint32]) -> npt.NDArray[np.int32]:
-    """Zigzag u32 values to int32."""
-    return ((u >> np.uint32(1)) ^ -(u & np.uint32(1))).view(np.int32)
 
 
 def _rebase(start: np.ndarray, delta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
