@@ -18,6 +18,7 @@ def test_python_blocks_run_in_order(tmp_path, monkeypatch):
     out = run_in_order(PAGE, tmp_path)
     assert "inconsistent the footer's file size is not the file's size" in out
     assert "unreadable Invalid profiling mode in header: 7 60" in out
+    assert "Unknown stack encoding: 9 (file offset 99, region offset 35, record 1)" in out
     assert "the file ends inside the sample region" in out
     assert "the profiler was killed before it finished writing" in out
     assert re.search(r"^<frame \d+>$", out, re.M)

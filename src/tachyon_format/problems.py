@@ -13,10 +13,10 @@ warn about the rest:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from .errors import FormatError, located
+from .errors import FormatError, file_offset, located
 
 Severity = Literal["unreadable", "inconsistent", "note"]
 SEVERITIES: tuple[Severity, ...] = ("unreadable", "inconsistent", "note")
@@ -28,9 +28,11 @@ class Problem:
     """One thing wrong with a file, where it is, and what was expected there.
 
     ``offset`` is a byte offset in the file, or in the decompressed sample region when
-    ``region`` is true; ``field`` the field path (``header -> num_samples``); ``record`` the
-    index of a sample-region record; ``expected`` and ``found`` short texts, when the check
-    compares two values. ``str(problem)`` is the one-line message of the CLI."""
+    ``region`` is true (the region then starting at file offset ``region_start``, a zstd
+    frame when ``compressed``: see :class:`~tachyon_format.FormatError`); ``field`` the field
+    path (``header -> num_samples``); ``record`` the index of a sample-region record;
+    ``expected`` and ``found`` short texts, when the check compares two values.
+    ``str(problem)`` is the one-line message of the CLI."""
 
     severity: Severity
     message: str
@@ -40,13 +42,16 @@ class Problem:
     region: bool = False
     expected: str | None = None
     found: str | None = None
+    region_start: int | None = None
+    compressed: bool = False
 
     def __str__(self) -> str:
         text = self.message
         if self.expected is not None or self.found is not None:
             text += f": expected {self.expected}, found {self.found}"
         text = located(text, offset=self.offset, record=self.record, path=self.field,
-                       region=self.region)
+                       region=self.region, region_start=self.region_start,
+                       compressed=self.compressed)
         return text if self.severity == "unreadable" else f"{self.severity}: {text}"
 
     @property
@@ -54,15 +59,29 @@ class Problem:
         """Whether the file cannot be read because of it."""
         return self.severity == "unreadable"
 
+    @property
+    def file_offset(self) -> int | None:
+        """The problem's offset in the file; None when unknown, or in a zstd region."""
+        return file_offset(self.offset, region=self.region, region_start=self.region_start,
+                           compressed=self.compressed)
+
+    def in_file(self, region_start: int, compressed: bool) -> Problem:
+        """This problem, told where the sample region lies (itself when it is not about the
+        region, or already placed)."""
+        if not self.region or self.region_start is not None:
+            return self
+        return replace(self, region_start=region_start, compressed=compressed)
+
     def to_dict(self) -> dict[str, Any]:
-        """The fields as JSON-ready values (for ``validate --json``)."""
-        return asdict(self)
+        """The fields as JSON-ready values (for ``validate --json``), and ``file_offset``."""
+        return {**asdict(self), "file_offset": self.file_offset}
 
     @classmethod
     def from_error(cls, error: FormatError, severity: Severity = "unreadable") -> Problem:
         """The problem a reader raised."""
         return cls(severity, error.message, offset=error.offset, field=error.path,
-                   record=error.record, region=error.region)
+                   record=error.record, region=error.region, region_start=error.region_start,
+                   compressed=error.compressed)
 
     @classmethod
     def from_os_error(cls, error: OSError) -> Problem:

@@ -49,7 +49,9 @@ def test_json_lines(tmp_path, capsys):
     assert rows[0]["problems"] == []
     assert rows[1]["problems"] == [{"severity": "unreadable", "message": "cannot read: Is a "
                                     "directory", "offset": None, "field": None, "record": None,
-                                    "region": False, "expected": None, "found": None}]
+                                    "region": False, "expected": None, "found": None,
+                                    "region_start": None, "compressed": False,
+                                    "file_offset": None}]
 
 
 def test_json_problem_fields(tmp_path, capsys):
@@ -65,7 +67,8 @@ def test_json_problem_fields(tmp_path, capsys):
     assert row["problems"] == [{
         "severity": "inconsistent", "message": row["problems"][0]["message"],
         "offset": len(data) - 24, "field": "footer -> file_size", "record": None,
-        "region": False, "expected": str(len(data)), "found": str(len(data) + 5)}]
+        "region": False, "expected": str(len(data)), "found": str(len(data) + 5),
+        "region_start": None, "compressed": False, "file_offset": len(data) - 24}]
 
 
 def test_notes_alone_are_valid_and_printed(capsys):

@@ -54,6 +54,8 @@ def _detail(problem: Any) -> str:
         return ""
     parts = [f"severity {problem.severity}"]
     if problem.offset is not None:
+        if problem.region and problem.file_offset is not None:
+            parts.append(f"file offset {problem.file_offset}")
         parts.append(f"{'region ' if problem.region else ''}offset {problem.offset}")
     if problem.field:
         parts.append(f"field {problem.field}")

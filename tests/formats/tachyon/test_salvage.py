@@ -269,9 +269,10 @@ def test_a_killed_recording_ending_in_a_long_repeat_keeps_its_entries(engine):
     with peak_traced(32 * MIB):
         profile = tachyon_format.read(hostile.killed(region), strict=False)
     assert len(profile.samples) == 200_000
-    assert profile.extras["salvage"][1].message == (
-        "the sample region holds a record cut short at region offset 0: the entries before "
-        "the problem are kept, the rest of the record is lost")
+    lost = profile.extras["salvage"][1]
+    assert lost.message == ("the sample region holds a record cut short: the entries before "
+                            "the problem are kept, the rest of the record is lost")
+    assert (lost.offset, lost.file_offset) == (0, 64)
 
 
 @pytest.mark.parametrize("killed", [False, True])

@@ -99,6 +99,12 @@ class Check:
 
 HEADER, FOOTER = plain.HEADER, plain.FOOTER  # the layouts the checks are about
 
+
+def header_field(name: str) -> tuple[int, str]:
+    """The file offset and the field path of the header's field *name*, from the generated
+    layout, for the messages about it made elsewhere (the sample count after replay)."""
+    return HEADER.offset(name), f"{HEADER.name} -> {name}"
+
 # -- the checks, in CPython's order (docs/format/reader.md#checks-at-open) -------------------
 
 TOO_SMALL = Check(  # check 2

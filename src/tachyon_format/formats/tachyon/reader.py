@@ -8,7 +8,10 @@ Pipeline:
    built, else the numpy decoder) decodes each chunk, growing one shared stack prefix tree,
    and appends the samples and records to ``region.columns.GrowingColumns``: for ``read``
    arrays sized from the header's sample count (bounded by what the region can hold and by
-   ``max_samples``), for ``iter_batches`` a pending batch that is handed out when full.
+   ``max_samples``), for ``iter_batches`` a pending batch that is handed out when full;
+4. an error about a record leaves with where the region lies in the file
+   (:meth:`FormatError.in_file <tachyon_format.FormatError.in_file>`), as the decoders know
+   only region offsets.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads, ValueType
 from tachyon_format.schema import tachyon_values as spec
 
+from .checks import header_field
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import Source, TachyonFile, open_file
 from .region import engines
@@ -73,7 +77,8 @@ def read(
 
     *engine*: the region's decoder, ``compiled`` or ``numpy`` (:func:`decoder_info
     <tachyon_format.decoder_info>`; by default the compiled walk where it was built)."""
-    with _opened(source, max_region_size, keep_region=True) as tachyon_file:
+    with (_opened(source, max_region_size, keep_region=True) as tachyon_file,
+          _placed(tachyon_file)):
         decoder = _decoder(tachyon_file, threads, aggregate, engine)
         if not aggregate:
             _check_declared_samples(tachyon_file, max_samples)
@@ -124,7 +129,7 @@ def iter_batches(
     ``samples_per_batch`` records (a region may hold records without samples)."""
     if samples_per_batch < 1:
         raise ValueError("samples_per_batch must be positive")
-    with _opened(source, max_region_size) as tachyon_file:
+    with _opened(source, max_region_size) as tachyon_file, _placed(tachyon_file):
         decoder = _decoder(tachyon_file, threads, False, engine)
         # a sample takes at least 2 region bytes, so a chunk never yields more than this
         chunk_size = max(64 << 10, 2 * samples_per_batch)
@@ -163,6 +168,16 @@ def _opened(source: Source | TachyonFile, max_region_size: int,
     with open_file(source, max_region_size=max_region_size,
                    keep_region=keep_region) as tachyon_file:
         yield tachyon_file
+
+
+@contextlib.contextmanager
+def _placed(tachyon_file: TachyonFile) -> Iterator[None]:
+    """Errors about the sample region leave told where it lies in the file."""
+    try:
+        yield
+    except FormatError as exc:
+        exc.in_file(tachyon_file.region_span[0], tachyon_file.compressed)
+        raise
 
 
 def _decoder(tachyon_file: TachyonFile, threads: bool | None, aggregate: bool, engine: str | None):
@@ -206,8 +221,9 @@ def _check_declared_samples(tachyon_file: TachyonFile, max_samples: int) -> None
     (a smaller region cannot hold them: the count check will tell)."""
     declared = tachyon_file.sample_count
     if max_samples < declared <= tachyon_file.region_size() // spec.MIN_REPEAT_ENTRY_SIZE:
+        offset, path = SAMPLE_COUNT
         raise _limit_error(f"The header declares {declared} samples", max_samples,
-                           offset=28, path="header -> sample_count")
+                           offset=offset, path=path)
 
 
 def _check_rows(samples: int, records: int, max_samples: int) -> None:
@@ -230,17 +246,19 @@ def _limit_error(what: str, max_samples: int, **where) -> LimitError:
         limit="max_samples", value=max_samples, **where)
 
 
+SAMPLE_COUNT = header_field("sample_count")
 ROW_BYTES = 17
 """Bytes of columns per sample row: timestamp 8, thread 4, stack 4, status 1."""
 
 
 def _check_sample_count(tachyon_file: TachyonFile, decoded: int) -> None:
     if decoded != tachyon_file.sample_count:
+        offset, path = SAMPLE_COUNT
         raise FormatError(
             f"Sample count mismatch: header declares {tachyon_file.sample_count} samples but replay"
             f" decoded {decoded}",
-            offset=28,
-            path="header -> sample_count",
+            offset=offset,
+            path=path,
         )
 
 

@@ -24,6 +24,7 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.leb128 import U32_MAX, LEB128Error, scan_uleb128
 
+from .checks import header_field
 from .region.layout import ENCODING_AT, PREFIX_SIZE, THREAD_ID_AT
 
 PREFIX = PREFIX_SIZE
@@ -34,6 +35,8 @@ MAX_PROBLEMS = 100
 """Problems listed at most; the walk stops after them, saying so."""
 RESYNC_WINDOW = 1 << 22
 """Bytes searched for where records resume after a broken one."""
+SAMPLE_COUNT = header_field("sample_count")
+THREAD_COUNT_PATH = header_field("thread_count")[1]
 
 
 class Broken(Exception):
@@ -175,7 +178,7 @@ def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=
             if len(stacks) == thread_count:
                 report("Invalid thread count: sample data contains more unique threads than "
                        f"declared in header (declared {thread_count}, found at least "
-                       f"{len(stacks) + 1})", pos, field="header -> thread_count")
+                       f"{len(stacks) + 1})", pos, field=THREAD_COUNT_PATH)
             stacks[key] = []
         try:
             record = parse_record(data, pos, n)
@@ -221,9 +224,10 @@ def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=
         pos = record.end
     walk.threads = len(stacks)
     if walk.complete and sample_count is not None and walk.samples != sample_count:
+        offset, path = SAMPLE_COUNT
         walk.problems.append(Problem(
             "unreadable", f"Sample count mismatch: header declares {sample_count} samples but "
-            f"replay decoded {walk.samples}", offset=28, field="header -> sample_count",
+            f"replay decoded {walk.samples}", offset=offset, field=path,
             expected=str(sample_count), found=str(walk.samples)))
     return walk
 

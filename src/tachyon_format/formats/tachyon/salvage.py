@@ -43,6 +43,7 @@ from tachyon_format.schema.leb128 import U32_MAX
 
 from ..sources import read_bytes
 from . import zstd
+from .checks import header_field
 from .facts import EXTRAS_KEY, Records, TachyonFacts
 from .file import KILLED, Source, walk
 from .reader import MAX_SAMPLES, meta_of
@@ -59,6 +60,8 @@ SALVAGE_KEY = "salvage"
 UNKNOWN_FILE = "<unknown>"
 OVER_CAP = "Decompressed data exceeds maximum size"
 """CPython's message (and strict reading's) for a zstd region beyond the size cap."""
+MAGIC = header_field("magic")
+SAMPLE_COUNT = header_field("sample_count")
 
 
 def read(source: Source, *, aggregate: bool = False, threads: bool | None = None,
@@ -81,15 +84,17 @@ def read(source: Source, *, aggregate: bool = False, threads: bool | None = None
             raise
         first = Problem.from_error(exc)
         if data[:spec.HEADER_SIZE] == bytes(spec.HEADER_SIZE):
-            first = Problem("unreadable", f"{exc.message}: {KILLED}", offset=0,
-                            field="header -> magic")
+            offset, path = MAGIC
+            first = Problem("unreadable", f"{exc.message}: {KILLED}", offset=offset,
+                            field=path)
     else:
         profile.extras[SALVAGE_KEY] = []
         return profile
     recovered = recover(data, aggregate=aggregate, threads=threads, limits=limits)
     if recovered is None:
         raise FormatError(f"nothing can be recovered: {first.message}", offset=first.offset,
-                          path=first.field)
+                          path=first.field, record=first.record, region=first.region,
+                          region_start=first.region_start, compressed=first.compressed)
     recovered.problems.insert(0, first)
     return recovered.profile()
 
@@ -240,8 +245,8 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None,
     recovered = Recovered(decoder, samples, records, strings, frames, info, problems)
     if not cut and not lost and recovered.samples != header.sample_count:
         problems.append(Problem("note", "the header's sample count differs from the samples "
-                                "the records hold (all of them recovered)", offset=28,
-                                field="header -> sample_count",
+                                "the records hold (all of them recovered)",
+                                offset=SAMPLE_COUNT[0], field=SAMPLE_COUNT[1],
                                 expected=str(header.sample_count), found=str(recovered.samples)))
     return recovered
 
@@ -294,8 +299,9 @@ def _decode(data: bytes, start: int, end: int, *, order: Literal["<", ">"], star
             loss = "the entries before the problem are kept, the rest of the record is lost"
         else:
             loss = f"the {fed - at} bytes from there on are lost"
-        lost.append(Problem("note", f"the sample region holds {what} at region offset {at}: "
-                            f"{loss}", offset=at, record=exc.record, region=True))
+        lost.append(Problem("note", f"the sample region holds {what}: {loss}", offset=at,
+                            record=exc.record, region=True, region_start=start,
+                            compressed=compressed))
     return decoder, samples.finish(), Records(**records.finish()), lost
 
 

@@ -12,6 +12,9 @@ Three steps, each carrying on past what it can:
 3. otherwise :func:`.region_checks.walk_region` walks the records one by one and reports each
    problem it can, up to where the record syntax breaks.
 
+The problems about records are told where the region lies in the file as they leave
+(:meth:`Problem.in_file <tachyon_format.Problem.in_file>`).
+
 A file whose header is the all-zero placeholder (the profiler was killed before it finished)
 is said to be so, with what ``read(..., strict=False)`` recovers from it.
 """
@@ -33,6 +36,7 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 
 from . import zstd
+from .checks import header_field
 from .file import Plan, Source, check_file
 from .reader import iter_batches
 from .region_checks import walk_region
@@ -43,6 +47,8 @@ from .tables import frame_strings_ok
 Batches = Callable[[Any], Iterator[Any]]
 """``iter_batches`` with the caller's batch size and limits bound."""
 
+SAMPLE_COUNT = header_field("sample_count")
+THREAD_COUNT = header_field("thread_count")
 WALK_ALL_LIMIT = 8 << 20
 """A region larger than this (decompressed bytes) is walked record by record only from the fast
 decoder's first problem on (the walk is plain Python: some seconds per 10 MB)."""
@@ -98,6 +104,13 @@ def _opened(source: Source) -> Iterator[Any]:
 
 def _problems(data, batches: Batches, max_region_size: int) -> list[Problem]:
     problems, plan = check_file(data)
+    # (the region starts after the header in every layout, the placeholder header's too)
+    return [problem.in_file(spec.HEADER_SIZE, plan.compressed)
+            for problem in _found(data, batches, max_region_size, problems, plan)]
+
+
+def _found(data, batches: Batches, max_region_size: int, problems: list[Problem],
+           plan: Plan) -> list[Problem]:
     if plan.killed:
         return problems + killed_summary(data)
     if plan.legacy:  # read() reads it: anything else wrong shows there
@@ -111,7 +124,7 @@ def _problems(data, batches: Batches, max_region_size: int) -> list[Problem]:
         if not found:
             return problems + _consistency(plan, timeline, data, batches)
         first = found[0]
-        if first.field == "header -> sample_count":  # every record read well: no walk needed
+        if first.field == SAMPLE_COUNT[1]:  # every record read well: no walk needed
             return problems + [Problem(
                 "unreadable", first.message, offset=first.offset, field=first.field,
                 expected=str(plan.header.sample_count), found=str(timeline.samples)),
@@ -259,9 +272,10 @@ def _consistency(plan: Plan, timeline: Timeline, data,
 
 def _thread_count_problem(plan: Plan, found: int) -> Problem:
     assert plan.header is not None
+    offset, path = THREAD_COUNT
     return Problem("inconsistent", "the header declares more threads than the sample records "
-                   "hold (CPython's reader only rejects fewer)", offset=36,
-                   field="header -> thread_count", expected=str(found),
+                   "hold (CPython's reader only rejects fewer)", offset=offset,
+                   field=path, expected=str(found),
                    found=str(plan.header.thread_count))
 
 

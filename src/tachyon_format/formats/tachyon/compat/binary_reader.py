@@ -37,7 +37,8 @@ class ReaderError(FormatError):
             message = f"{message.split(', but ')[0]}, but this is Python {running} " + (
                 f"(format version {spec.FORMAT_VERSION})")
         return cls(message, offset=error.offset, path=error.path, record=error.record,
-                   region=error.region)
+                   region=error.region, region_start=error.region_start,
+                   compressed=error.compressed)
 
 
 _PROGRESS_INTERVAL = 1000
