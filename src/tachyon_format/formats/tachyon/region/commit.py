@@ -9,7 +9,7 @@ those that need the threads' state (docs/format/reader.md#checks-during-replay, 
 
 1. *Thread rows* of the records, adding new threads in order (:class:`.threads.ThreadTable`).
 2. *Depths*: each record maps its thread's depth d to ``max(d + a, b)``, or to ``b`` (FULL,
-   SUFFIX): one grouped max-plus scan gives every depth before and after
+   SUFFIX): one grouped max-plus prefix composition gives every depth before and after
    (:func:`~tachyon_format.kernels.segments.decode_group_max_plus`), hence the levels each
    record keeps and the shared-count and final-depth checks.
 3. *Frame checks*: listed frame indices below the frame count, with valid strings.
