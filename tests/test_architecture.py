@@ -7,7 +7,7 @@
 * ``kernels/`` know nothing of any format: they import numpy, each other and the format-free
   primitives of ``schema/primitives.py`` and ``schema/leb128.py`` only. ``model/`` imports
   only itself and the kernels.
-* ``formats/tachyon/region/`` never imports the file-level reader, writer or compat layers, and
+* ``formats/tachyon/region/`` never imports the file-level reader, writer or ``cpython_api``, and
   its reference decoder (``scan.py``) stands alone.
 * A format imports no other format: what two share lives in ``formats/sources.py``, the model
   or ``kernels/``. A format reads only its own schema and the format-free ones, and what is
@@ -68,7 +68,7 @@ UPWARD_IMPORTS_ALLOWED = {
 else: see :func:`test_the_status_bits_are_the_model_s`)."""
 REGION = "tachyon_format.formats.tachyon.region"
 NOT_FROM_REGION = tuple(f"tachyon_format.formats.tachyon.{m}"
-                        for m in ("reader", "writer", "compat", "encoder", "file"))
+                        for m in ("reader", "writer", "cpython_api", "encoder", "file"))
 MAX_LINES = 500
 NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}  # public, despite the "_"
 

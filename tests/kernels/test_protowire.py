@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from tachyon_format.kernels.protowire import (
     Part,
     WireError,
+    decode_fields,
     decode_packed_ranges,
     encode_messages,
     encode_packed,
     find_len_run,
-    scan_fields,
 )
 from tachyon_format.kernels.varint import decode_uleb128_from
 from tachyon_format.schema.pprof import message_classes
@@ -48,12 +48,12 @@ def encode_field(number, wire, value) -> bytes:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(field, max_size=6), max_size=8))
-def test_scan_fields_agrees_with_construct(messages):
+def test_decode_fields_agrees_with_construct(messages):
     blobs = [b"".join(encode_field(*f) for f in m) for m in messages]
     buf = np.frombuffer(b"".join(blobs) or b"\x00", np.uint8)
     ends = np.cumsum([len(b) for b in blobs]).astype(np.int64)
     starts = ends - [len(b) for b in blobs]
-    table = scan_fields(buf, starts, ends)
+    table = decode_fields(buf, starts, ends)
     got = []
     for i in range(len(table)):
         value = (int(table.value[i]) if table.wire_type[i] == 0 else
@@ -69,10 +69,10 @@ def test_scan_fields_agrees_with_construct(messages):
     (b"\x08", "truncated"), (b"\x0b\x00", "invalid field key"), (b"\x00\x01", "invalid"),
     (b"\x0a\x05ab", "past the end"), (b"\x08" + b"\xff" * 10 + b"\x01", "overlong"),
 ])
-def test_scan_fields_errors(blob, text):
+def test_decode_fields_errors(blob, text):
     buf = np.frombuffer(blob, np.uint8)
     with pytest.raises(WireError, match=text):
-        scan_fields(buf, [0], [len(blob)])
+        decode_fields(buf, [0], [len(blob)])
 
 
 @settings(max_examples=200, deadline=None)
@@ -161,7 +161,7 @@ _FIELD_BYTES = st.sampled_from([b"\x08\x01", b"\x08\xff\x01", b"\x08" + b"\xff" 
 @given(st.lists(st.lists(_FIELD_BYTES, max_size=6).map(b"".join), max_size=40),
        st.integers(0, 40))
 def test_the_plain_python_tail_reads_as_the_vectorised_rounds(messages, few):
-    """scan_fields below FEW_MESSAGES messages: the same fields, or the same first error."""
+    """decode_fields below FEW_MESSAGES messages: the same fields, or the same first error."""
     from tachyon_format.kernels import protowire
 
     buf = np.frombuffer(b"".join(messages), np.uint8)
@@ -173,7 +173,7 @@ def test_the_plain_python_tail_reads_as_the_vectorised_rounds(messages, few):
         for threshold in (0, few):
             protowire.FEW_MESSAGES = threshold
             try:
-                ft = scan_fields(buf, starts, ends)
+                ft = decode_fields(buf, starts, ends)
                 results.append([getattr(ft, f).tolist() for f in (
                     "message", "number", "wire_type", "value", "start", "end")])
             except WireError as exc:

@@ -3,7 +3,7 @@
 A protobuf message is a sequence of fields ``key value``; ``key = number << 3 | wire_type``
 and a LEN value is a byte count then the bytes. Reading one message is sequential (each
 field's length says where the next begins), so these kernels work on *many messages at
-once*: :func:`scan_fields` walks field 1 of every message, then field 2 of every message
+once*: :func:`decode_fields` walks field 1 of every message, then field 2 of every message
 that has one, ... (one vectorised round per field position); :func:`find_len_run` finds a
 long run of equal-keyed LEN fields (a message's ``repeated`` submessages) by following the
 lengths from many candidate starts at once. Generic: nothing here knows a schema.
@@ -34,7 +34,7 @@ from .varint import decode_uleb128_at, decode_uleb128_from, encode_varints_at, v
 
 PEEL_ROUNDS = 8
 FEW_MESSAGES = 32
-"""Below this many messages with fields left, :func:`scan_fields` reads the rest of them in
+"""Below this many messages with fields left, :func:`decode_fields` reads the rest of them in
 plain Python (:func:`_scan_few`): a vectorised round costs tens of microseconds whatever
 its width, and one message of millions of fields (a location with millions of lines, a
 sample with millions of labels) would pay that per field."""
@@ -42,7 +42,7 @@ sample with millions of labels) would pay that per field."""
 
 class WireError(ValueError):
     """Input that breaks the protobuf wire format; ``offset`` is the byte where it shows,
-    ``message`` the index of the message (of those scanned) it is in."""
+    ``message`` the index of the message (of those decoded) it is in."""
 
     def __init__(self, text: str, offset: int, message: int | None = None) -> None:
         super().__init__(text)
@@ -73,7 +73,7 @@ class FieldTable:
                           self.value[mask], self.start[mask], self.end[mask])
 
 
-def scan_fields(
+def decode_fields(
     buf: npt.NDArray[np.uint8], starts: npt.ArrayLike, ends: npt.ArrayLike
 ) -> FieldTable:
     """Vectorised: every field of the messages ``buf[starts[i]:ends[i]]``.
@@ -147,7 +147,7 @@ def _scan_few(buf: npt.NDArray[np.uint8], active: npt.NDArray[np.int64],
     """The remaining fields of the few messages *active* (next field at *pos*), round by
     round as the vectorised loop reads them, so that the error raised is the same one (in a
     round: keys, key checks, varints, ends; the first message failing). Adds to *rounds*;
-    returns one part for :func:`scan_fields` to place."""
+    returns one part for :func:`decode_fields` to place."""
     view = memoryview(buf)
     out: list[tuple[int, ...]] = []
     todo = [(m, p, int(ends[m]), int(rounds[m])) for m, p in zip(active.tolist(),

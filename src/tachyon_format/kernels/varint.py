@@ -18,7 +18,7 @@ import numpy.typing as npt
 from tachyon_format.schema.leb128 import ULEB128_MAX_BYTES
 
 
-def scan_terminators(buf: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.intp], np.ndarray]:
+def find_terminators(buf: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.intp], np.ndarray]:
     """Vectorised: positions of the terminator bytes (``< 0x80``) of *buf* and the length of
     the ULEB128 ending at each (distance from the previous terminator, int32).
 
@@ -66,10 +66,10 @@ def decode_uleb128_ends(
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
     """Vectorised: every terminator of *buf*, the ULEB128 value ending there and its length.
 
-    See :func:`scan_terminators` and :func:`decode_uleb128_at`.
+    See :func:`find_terminators` and :func:`decode_uleb128_at`.
     """
     b = np.asarray(buf, dtype=np.uint8)
-    ends, lengths = scan_terminators(b)
+    ends, lengths = find_terminators(b)
     return ends, decode_uleb128_at(b, ends, lengths), lengths
 
 

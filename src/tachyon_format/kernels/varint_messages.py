@@ -3,13 +3,14 @@
 Many protobuf messages hold nothing but varints: their keys, VARINT values, the lengths of
 LEN fields, and LEN payloads that are packed varints or messages of varints again (pprof's
 ``Sample`` with its labels). The bytes of such messages, back to back, are one run of
-ULEB128s, so one terminator scan decodes every varint of every message at once; the fields
-are then walked in *varint* positions (a LEN payload's end is found by counting terminators),
-one vectorised round per field of the longest message, with no per-byte work left.
+ULEB128s, so one pass over the terminators decodes every varint of every message at once; the
+fields are then walked in *varint* positions (a LEN payload's end is found by counting
+terminators), one vectorised round per field of the longest message, with no per-byte work
+left.
 
-:func:`scan_varint_messages` returns None when the bytes are not of that shape (a fixed-width
+:func:`decode_varint_messages` returns None when the bytes are not of that shape (a fixed-width
 field, a payload that ends inside a varint, a bad key...): the caller then uses the general
-:func:`~tachyon_format.kernels.protowire.scan_fields`, which names the problem.
+:func:`~tachyon_format.kernels.protowire.decode_fields`, which names the problem.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .varint import decode_uleb128_at
 LONG_TAIL = 4096
 """Varints left in fewer than ``FEW_MESSAGES`` messages above which this gives up (None):
 a round here costs tens of microseconds whatever its width, so a sample with millions of
-labels would take minutes; :func:`~.protowire.scan_fields` reads such a tail in Python."""
+labels would take minutes; :func:`~.protowire.decode_fields` reads such a tail in Python."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ def decode_varint_stream(data: npt.NDArray[np.uint8]):
     return values, ends, ended_before
 
 
-def scan_varint_messages(data: npt.NDArray[np.uint8],
-                         offsets: npt.NDArray[np.int64]) -> VarintFields | None:
+def decode_varint_messages(data: npt.NDArray[np.uint8],
+                           offsets: npt.NDArray[np.int64]) -> VarintFields | None:
     """The fields of the messages ``data[offsets[i]:offsets[i + 1]]`` (see the module doc),
     or None if they are not made of varints only."""
     offsets = np.asarray(offsets, np.int64)
@@ -86,7 +87,7 @@ def scan_varint_messages(data: npt.NDArray[np.uint8],
     while active.size:
         last = stop[active]
         if active.size < FEW_MESSAGES and int((last - q).sum()) > LONG_TAIL:
-            return None  # a few long messages: scan_fields' plain-Python tail is faster
+            return None  # a few long messages: decode_fields' plain-Python tail is faster
         if (q + 1 >= last).any():  # a key without its value
             return None
         key = values[q]

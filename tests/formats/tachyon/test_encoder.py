@@ -31,7 +31,7 @@ from tachyon_format.formats.tachyon.encoder import (
     utf8,
     zigzag_uleb128,
 )
-from tachyon_format.formats.tachyon.region.decoder import stack_frames
+from tachyon_format.formats.tachyon.region.decoder import frames_of
 from tachyon_format.formats.tachyon.region.layout import FULL, POP_PUSH, REPEAT, SUFFIX
 from tachyon_format.formats.tachyon.region.scan import decode_region
 from tachyon_format.formats.tachyon.settings import REPEAT_BUFFER_SIZE, WRITE_BUFFER_SIZE
@@ -199,7 +199,7 @@ def test_records_are_cpythons_choice_and_decode_to_the_samples(samples, order):
     got: dict[tuple[int, int], list] = {}
     for t, ts, status, stack in zip(b.thread.tolist(), b.timestamp_us.tolist(),
                                     b.status.tolist(), b.stack.tolist(), strict=True):
-        frames = tuple(stack_frames(out.stack_frame, out.stack_parent, stack).tolist())
+        frames = tuple(frames_of(out.stack_frame, out.stack_parent, stack).tolist())
         got.setdefault((tids[t], iids[t]), []).append((ts, status, frames))
     expected: dict[tuple[int, int], list] = {}
     for s in samples:
@@ -271,7 +271,7 @@ def test_counters_are_the_records(samples):
     encoder.flush_all()
     encoder.region.close()
     records = choose(samples)
-    c = encoder.counters
+    c = encoder.stats
     kinds = [r[2] for r in records]
     assert (c.repeat_records, c.full_records, c.suffix_records, c.pop_push_records) == tuple(
         kinds.count(k) for k in (REPEAT, FULL, SUFFIX, POP_PUSH))

@@ -1,6 +1,6 @@
-"""The string and frame tables: the one scanner against the construct declarations (which say
+"""The string and frame tables: the one reader against the construct declarations (which say
 what each entry is) and against a scalar walk (which says where an entry breaks), in both
-modes (``read_*`` raises the problem that ``scan_*`` reports), and its memory."""
+modes (``read_*`` raises the problem that ``read_*_until_problem`` reports), and its memory."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _same(frames, expected) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_FRAME_ENTRY, max_size=40), st.binary(max_size=12), st.data())
-def test_frame_scan_equals_construct(entries, tail, data):
+def test_frame_table_equals_construct(entries, tail, data):
     raw = [spec.FRAME.build(e) for e in entries]
     for k in data.draw(st.lists(st.integers(0, max(len(raw) - 1, 0)), max_size=3)):
         if raw:  # a non-canonical (padded) field, sometimes longer than 10 bytes
@@ -76,70 +76,70 @@ def test_frame_scan_equals_construct(entries, tail, data):
     lead = data.draw(st.binary(max_size=3))
     blob = lead + body[:cut] + (tail if cut == len(body) else b"")
     expected = _expected_frames(blob, len(lead), len(entries))
-    frames, scanned = tables.scan_frames(blob, len(lead), len(entries))
+    frames, kept = tables.read_frames_until_problem(blob, len(lead), len(entries))
     if len(expected) == 3:
         index, name, offset = expected
         field = tables.FRAME_FIELDS[_FIELDS.index(name)] if name != "opcode" else "opcode"
-        assert scanned.problem is not None
-        assert (scanned.count, scanned.problem.field, scanned.problem.offset) == (
+        assert kept.problem is not None
+        assert (kept.count, kept.problem.field, kept.problem.offset) == (
             index, f"frame_table -> [{index}] -> {field}", offset)
         assert len(frames) == index
         with pytest.raises(FormatError) as caught:
             tables.read_frames(blob, len(lead), len(entries), legacy=False)
         assert (caught.value.message, caught.value.offset, caught.value.path) == (
-            scanned.problem.message, scanned.problem.offset, scanned.problem.field)
+            kept.problem.message, kept.problem.offset, kept.problem.field)
         return
     columns, end = expected
-    assert scanned.problem is None and scanned.end == end
+    assert kept.problem is None and kept.end == end
     _same(frames, columns)
     _same(tables.read_frames(blob, len(lead), len(entries), legacy=False)[0], columns)
-    assert list(scanned.offsets) == [len(lead) + sum(map(len, raw[:i]))
+    assert list(kept.offsets) == [len(lead) + sum(map(len, raw[:i]))
                                      for i in range(len(entries))]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=300), max_size=20), st.integers(0, 400), st.data())
-def test_string_scan_equals_construct(texts, cut, data):
+def test_string_table_equals_construct(texts, cut, data):
     raw = b"".join(spec.STRING.build({"text": t}) for t in texts)
     blob = raw[: min(cut, len(raw))] if data.draw(st.booleans()) else raw
-    strings, scanned = tables.scan_strings(blob, 0, len(texts))
+    strings, kept = tables.read_strings_until_problem(blob, 0, len(texts))
     try:
         expected = [s.text for s in cs.Array(len(texts), spec.STRING).parse(blob)]
     except cs.ConstructError:
-        assert scanned.problem is not None
-        assert scanned.problem.field == f"string_table -> [{scanned.count}]"
-        assert strings.raws() == texts[: scanned.count]
-        with pytest.raises(FormatError, match=scanned.problem.message) as caught:
+        assert kept.problem is not None
+        assert kept.problem.field == f"string_table -> [{kept.count}]"
+        assert strings.raws() == texts[: kept.count]
+        with pytest.raises(FormatError, match=kept.problem.message) as caught:
             tables.read_strings(blob, 0, len(texts))
-        assert caught.value.path == scanned.problem.field
+        assert caught.value.path == kept.problem.field
         return
-    assert scanned.problem is None and strings.raws() == expected
+    assert kept.problem is None and strings.raws() == expected
     assert tables.read_strings(blob, 0, len(texts)).raws() == expected
 
 
 def test_string_errors_name_the_entry_in_both_modes():
     blob = spec.STRING.build({"text": b"ab"}) + b"\xff" * 11
-    _, scanned = tables.scan_strings(blob, 0, 2)
-    assert (scanned.problem.message, scanned.problem.offset, scanned.problem.field) == (
+    _, kept = tables.read_strings_until_problem(blob, 0, 2)
+    assert (kept.problem.message, kept.problem.offset, kept.problem.field) == (
         "Malformed varint in string table", 3, "string_table -> [1]")
     with pytest.raises(FormatError) as caught:
         tables.read_strings(blob, 0, 2)
     assert (caught.value.offset, caught.value.path) == (3, "string_table -> [1]")
 
 
-def test_frame_scan_stops_at_end_and_spans_windows(monkeypatch):
+def test_frame_table_stops_at_end_and_spans_windows(monkeypatch):
     """Tables of many windows (a window of 64 bytes here), and ``end``: no entry starting at or
     after it is read."""
     monkeypatch.setattr(tables, "WINDOW", 64)
     blob = frame_table_bytes(500, 300, seed=3)
     expected, end = _expected_frames(blob, 0, 500)
-    frames, scanned = tables.scan_frames(blob, 0, 500)
+    frames, kept = tables.read_frames_until_problem(blob, 0, 500)
     _same(frames, expected)
-    assert scanned.end == end == len(blob) and scanned.problem is None
-    starts = list(scanned.offsets)
-    frames, scanned = tables.scan_frames(blob, 0, 500, end=starts[200] + 1)
-    assert scanned.count == len(frames) == 201 and scanned.problem is None
-    assert scanned.end == starts[201]
+    assert kept.end == end == len(blob) and kept.problem is None
+    starts = list(kept.offsets)
+    frames, kept = tables.read_frames_until_problem(blob, 0, 500, end=starts[200] + 1)
+    assert kept.count == len(frames) == 201 and kept.problem is None
+    assert kept.end == starts[201]
     _same(frames, _expected_frames(blob, 0, 201)[0])
 
 
@@ -148,11 +148,11 @@ def test_a_table_of_continuation_bytes_breaks_at_its_first_field(head, name):
     """Megabytes with no entry in them (no terminator at all, or a field of 2 bytes then a
     long run): the first field that breaks is named, in both modes, and nothing is kept."""
     blob = b"\x05" * 7 + head + b"\xff" * (3 << 20)
-    frames, scanned = tables.scan_frames(blob, 7, 1000)
-    assert len(frames) == 0 and (scanned.problem.offset, scanned.problem.field) == (
+    frames, kept = tables.read_frames_until_problem(blob, 7, 1000)
+    assert len(frames) == 0 and (kept.problem.offset, kept.problem.field) == (
         7 + len(head), f"frame_table -> [0] -> {name}")
-    frames, scanned = tables.scan_frames(blob, 0, 1000)
-    assert len(frames) == 1 and scanned.problem.field.startswith("frame_table -> [1] -> ")
+    frames, kept = tables.read_frames_until_problem(blob, 0, 1000)
+    assert len(frames) == 1 and kept.problem.field.startswith("frame_table -> [1] -> ")
     with pytest.raises(FormatError, match=f"Malformed varint in frame table \\({name}\\)"):
         tables.read_frames(blob, 7, 1000, legacy=False)
     assert len(tables.read_frames(blob, 7, 0, legacy=False)[0]) == 0
@@ -163,10 +163,10 @@ def test_count_beyond_the_bytes_left_allocates_nothing_more():
     count's size allocated."""
     blob = frame_table_bytes(10, 5)
     tracemalloc.start()
-    frames, scanned = tables.scan_frames(blob, 0, 0xFFFFFFFF)
+    frames, kept = tables.read_frames_until_problem(blob, 0, 0xFFFFFFFF)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert len(frames) == 10 and scanned.problem.message.startswith("Malformed varint")
+    assert len(frames) == 10 and kept.problem.message.startswith("Malformed varint")
     assert peak < 1 << 20
 
 
@@ -195,7 +195,7 @@ def test_walk_short_steps_equals_a_loop(min_step, data, block):
 
 
 def test_frame_table_memory_per_entry():
-    """200 k entries: the scan holds its columns (26 bytes an entry) and a window, not a
+    """200 k entries: the read holds its columns (26 bytes an entry) and a window, not a
     Python object or an int64 row per entry (about 580 bytes an entry before)."""
     count = 200_000
     data = with_frames(count)

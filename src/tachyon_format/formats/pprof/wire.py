@@ -4,7 +4,7 @@
    (samples, mappings, locations, functions, strings) as vectorised runs
    (:func:`~tachyon_format.kernels.protowire.find_len_run`), the few others one by one.
 2. The tables (mappings, locations with their lines, functions) are decoded field by field
-   for all entries at once (:func:`~tachyon_format.kernels.protowire.scan_fields`), and so
+   for all entries at once (:func:`~tachyon_format.kernels.protowire.decode_fields`), and so
    is the small rest (sample types, period, scalars, comments: :func:`decode_head`), each
    by the message declarations of :mod:`tachyon_format.schema.pprof`; no protobuf runtime.
 3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
@@ -28,13 +28,13 @@ from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.kernels.protowire import (
     FieldTable,
     WireError,
+    decode_fields,
     decode_packed_ranges,
     find_len_run,
-    scan_fields,
 )
 from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.kernels.varint import decode_uleb128_from
-from tachyon_format.kernels.varint_messages import scan_varint_messages
+from tachyon_format.kernels.varint_messages import decode_varint_messages
 from tachyon_format.model import Strings
 from tachyon_format.schema import pprof as spec
 from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
@@ -200,7 +200,7 @@ def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[st
     occurrence wins, as protobuf merges. Repeated message fields come back as the field table
     rows (``"<name>:fields"``) for the caller."""
     try:
-        ft = scan_fields(buf, starts, ends)
+        ft = decode_fields(buf, starts, ends)
     except WireError as exc:
         raise fail(exc.text, f"{path} -> {exc.message}", exc.offset) from None
     n = starts.size
@@ -291,7 +291,7 @@ def decode_head(rest: bytes) -> Head:
     (decoded as their payloads back to back), repeated fields add up."""
     buf = np.frombuffer(rest, np.uint8)
     try:
-        ft = scan_fields(buf, np.zeros(1, np.int64), np.full(1, buf.size, np.int64))
+        ft = decode_fields(buf, np.zeros(1, np.int64), np.full(1, buf.size, np.int64))
     except WireError as exc:
         raise fail(f"malformed profile fields ({exc.text})", "Profile") from None
     scalars: dict[str, int] = {}
@@ -376,8 +376,8 @@ def iter_sample_chunks(buf, starts, ends, per_chunk: int = SAMPLES_PER_CHUNK,
                        chunk_bytes: int = CHUNK_BYTES) -> Iterator[SampleChunk]:
     """Step 3: the samples in chunks of *per_chunk* samples and *chunk_bytes* bytes at most
     (at least one sample each): as one varint stream when they are made of varints only
-    (:func:`scan_varint_messages`, the usual case), else field by field
-    (:func:`scan_fields`, which also names any problem)."""
+    (:func:`decode_varint_messages`, the usual case), else field by field
+    (:func:`decode_fields`, which also names any problem)."""
     total = np.cumsum(ends - starts)
     first = 0
     while first < starts.size:
@@ -395,7 +395,7 @@ def iter_sample_chunks(buf, starts, ends, per_chunk: int = SAMPLES_PER_CHUNK,
 
 
 def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
-    fields = scan_varint_messages(data, offsets)
+    fields = decode_varint_messages(data, offsets)
     if fields is None:
         return None
     n = offsets.size - 1
@@ -434,7 +434,7 @@ def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
     n = s.size
     path = "Profile -> sample -> {} -> "
     try:
-        ft = scan_fields(buf, s, e)
+        ft = decode_fields(buf, s, e)
     except WireError as exc:
         raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
                    exc.offset) from None

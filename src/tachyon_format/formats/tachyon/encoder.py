@@ -267,9 +267,10 @@ class ThreadState:
         self.num_pending = 0
 
 
-class RecordCounters:
-    """The writer's ``get_stats()`` counters (docs/format/writer.md#get_stats); records count when
-    emitted."""
+class WriteStats:
+    """The counters of CPython's ``BinaryWriter.get_stats()`` (docs/format/writer.md#get_stats);
+    records count when emitted. The reader's are
+    :class:`~tachyon_format.formats.tachyon.region.records.ReadStats`."""
 
     __slots__ = (
         "repeat_records",
@@ -300,7 +301,7 @@ class SampleEncoder:
         self.threads: dict[tuple[int, int], ThreadState] = {}
         """Insertion order is first appearance: the order finalize() flushes REPEATs in."""
         self.num_samples = 0
-        self.counters = RecordCounters()
+        self.stats = WriteStats()
         self.frame_index_bytes: list[bytes] = []
 
     def thread(self, thread_id: int, interpreter_id: int) -> ThreadState:
@@ -342,25 +343,25 @@ class SampleEncoder:
         while shared < limit and prev[-1 - shared] == stack[-1 - shared]:
             shared += 1
         pop, push = len(prev) - shared, len(stack) - shared
-        counters = self.counters
+        stats = self.stats
         index_bytes = self.frame_index_bytes
         head = uleb128(delta) + bytes((status,))
         if shared == 0 or (pop and shared < len(stack) // 2):
             body = [state.prefixes[spec.Encoding.FULL], head, uleb128(len(stack))]
             body.extend(index_bytes[i] for i in stack)
-            counters.full_records += 1
-            counters.total_frames_written += len(stack)
+            stats.full_records += 1
+            stats.total_frames_written += len(stack)
         else:
             encoding = spec.Encoding.SUFFIX if pop == 0 else spec.Encoding.POP_PUSH
             first = shared if pop == 0 else pop
             body = [state.prefixes[encoding], head, uleb128(first), uleb128(push)]
             body.extend(index_bytes[i] for i in stack[:push])
             if pop == 0:
-                counters.suffix_records += 1
+                stats.suffix_records += 1
             else:
-                counters.pop_push_records += 1
-            counters.total_frames_written += push
-            counters.frames_saved += shared
+                stats.pop_push_records += 1
+            stats.total_frames_written += push
+            stats.frames_saved += shared
         self.region.write(b"".join(body))
 
     def flush_repeat(self, state: ThreadState) -> None:
@@ -370,10 +371,10 @@ class SampleEncoder:
         self.region.write(
             state.prefixes[spec.Encoding.REPEAT] + uleb128(state.num_pending) + state.pending
         )
-        counters = self.counters
-        counters.repeat_records += 1
-        counters.repeat_samples += state.num_pending
-        counters.frames_saved += state.num_pending * len(state.stack)
+        stats = self.stats
+        stats.repeat_records += 1
+        stats.repeat_samples += state.num_pending
+        stats.frames_saved += state.num_pending * len(state.stack)
         state.pending = bytearray()
         state.num_pending = 0
 

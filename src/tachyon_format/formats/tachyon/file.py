@@ -49,7 +49,14 @@ from .get_info import info_of
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
 from .stats import Stats, parse_stats
-from .tables import Layout, frame_strings_ok, read_frames, read_strings, scan_frames, scan_strings
+from .tables import (
+    Layout,
+    frame_strings_ok,
+    read_frames,
+    read_frames_until_problem,
+    read_strings,
+    read_strings_until_problem,
+)
 
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
@@ -404,7 +411,8 @@ def _table_problems(data, plan: Plan) -> list[Problem]:
     strings_at, frames_at = facts.header.string_table_offset, facts.header.frame_table_offset
     string_count, frame_count = facts.footer.string_count, facts.footer.frame_count
     problems = run((STRING_COUNT,), facts, "validate")
-    plan.strings, scanned = scan_strings(data, strings_at, min(string_count, facts.string_cap))
+    plan.strings, scanned = read_strings_until_problem(data, strings_at,
+                                                       min(string_count, facts.string_cap))
     if scanned.problem is not None:
         problems.append(scanned.problem)
     else:
@@ -419,7 +427,8 @@ def _table_problems(data, plan: Plan) -> list[Problem]:
                 offset=scanned.end, field="string_table", expected=str(frames_at),
                 found=str(scanned.end)))
     problems += run((FRAME_COUNT,), facts, "validate")
-    plan.frames, frames_scanned = scan_frames(data, frames_at, min(frame_count, facts.frame_cap))
+    plan.frames, frames_scanned = read_frames_until_problem(data, frames_at,
+                                                            min(frame_count, facts.frame_cap))
     plan.frame_offsets = frames_scanned.offsets
     if frames_scanned.problem is not None:
         problems.append(frames_scanned.problem)

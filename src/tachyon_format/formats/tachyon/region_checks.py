@@ -128,7 +128,7 @@ def parse_record(data, pos: int, n: int) -> Parsed:
 
 
 @dataclass
-class RegionWalk:
+class CheckedRegion:
     """What the walk found: the problems, the samples and records read, whether every byte of
     the region was read as records, and the threads seen."""
 
@@ -141,7 +141,7 @@ class RegionWalk:
 
 def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=None,
                 sample_count: int | None = None, start: int = 0,
-                threads: Iterable[bytes] = (), records: int = 0) -> RegionWalk:
+                threads: Iterable[bytes] = (), records: int = 0) -> CheckedRegion:
     """Check every record of the (decompressed) *region*; *sample_count*: the header's, checked
     against the samples when every byte was read as records. (The byte order does not matter:
     threads are told apart by their prefix bytes, and nothing else is fixed-width.)
@@ -151,7 +151,7 @@ def walk_region(region, *, thread_count: int, frame_count: int, frame_string_ok=
     many they are); the stacks then count as unknown until each thread's next FULL record."""
     data = memoryview(region)
     n = len(data)
-    walk = RegionWalk(records=records)
+    walk = CheckedRegion(records=records)
     # by prefix bytes 0..11: the thread's stack, innermost first; None while unknown
     stacks: dict[bytes, list[int] | None] = dict.fromkeys(threads)
     reported: set[tuple[str, int]] = set()  # (kind, frame): a bad frame reported once

@@ -53,7 +53,7 @@ from .region.counting import SampleCounts
 from .region.decoder import SampleDecoder
 from .settings import MAX_DECOMPRESSED_SIZE
 from .stats import KEYS as STATS_KEYS
-from .tables import scan_frames, scan_strings
+from .tables import read_frames_until_problem, read_strings_until_problem
 
 SALVAGE_KEY = "salvage"
 """``profile.extras[SALVAGE_KEY]``: the list of problems, ``[]`` for a file read whole."""
@@ -212,12 +212,13 @@ def recover(data: bytes, *, aggregate: bool, threads: bool | None,
             problems.append(Problem("note", "the footer is damaged or missing (its file size is "
                                     "wrong): the tables are read as far as their entries parse",
                                     offset=size - spec.FOOTER_SIZE, field="footer"))
-        strings, scanned = scan_strings(data, region_end, footer.string_count if footer_ok
-                                        else U32_MAX, end=min(frames_at, size))
+        strings, scanned = read_strings_until_problem(
+            data, region_end, footer.string_count if footer_ok else U32_MAX,
+            end=min(frames_at, size))
         tables = [scanned]
         if frames_at <= size:
-            frames, frames_scanned = scan_frames(data, frames_at, footer.frame_count
-                                                 if footer_ok else U32_MAX)
+            frames, frames_scanned = read_frames_until_problem(
+                data, frames_at, footer.frame_count if footer_ok else U32_MAX)
             tables.append(frames_scanned)
         for table in tables:
             if table.problem is not None:

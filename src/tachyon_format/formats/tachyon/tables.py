@@ -1,15 +1,16 @@
-"""The string and frame tables of a Tachyon file (docs/format/tables.md): one scanner per table,
-read as CPython's reader reads them, with its messages for what it rejects.
+"""The string and frame tables of a Tachyon file (docs/format/tables.md): one reader per table,
+reading as CPython's reader reads them, with its messages for what it rejects.
 
-Each table is scanned once and the scan stops at the first entry that does not parse (an
+Each table is read once and the read stops at the first entry that does not parse (an
 entry has no length of its own, so nothing after a broken one can be found again), keeping
 every entry before it and the problem that stopped it. The two modes differ only in what they
 do with that problem: ``read_strings``/``read_frames`` (``read``) raise it as a
-:class:`~tachyon_format.FormatError`, ``scan_strings``/``scan_frames`` (``validate`` and
-salvage) return it as a :class:`~tachyon_format.problems.Problem` beside the entries kept and
-where each one starts. Messages, offsets and field paths are the same in both
-(docs/validation.md): ``string_table -> [i]``, ``frame_table -> [i] -> <field>`` at the
-offset of the field that breaks.
+:class:`~tachyon_format.FormatError`, ``read_strings_until_problem``/
+``read_frames_until_problem`` (``validate`` and salvage) return it as a
+:class:`~tachyon_format.problems.Problem` beside the entries kept and where each
+one starts. Messages, offsets and field paths are the same in both (docs/validation.md):
+``string_table -> [i]``, ``frame_table -> [i] -> <field>`` at the offset of the field that
+breaks.
 
 Tier (c): the frame table is decoded a window of bytes at a time with numpy (the entries'
 boundaries by :func:`~tachyon_format.kernels.short_steps.walk_short_steps` over the varint
@@ -53,7 +54,7 @@ FRAME_FIELDS = ("filename", "funcname", "lineno", "end_lineno_delta", "column",
 """The varint fields of a frame entry, named as CPython's messages name them."""
 
 WINDOW = 1 << 19
-"""Bytes of a table decoded at a time: what the scan holds beyond its columns is a few times
+"""Bytes of a table decoded at a time: what the read holds beyond its columns is a few times
 this, whatever the table's size (and a window that stays in cache is faster than a larger
 one: 512 KiB measured best of 256 KiB to 2 MiB)."""
 
@@ -83,9 +84,9 @@ class EntryOffsets(Sequence[int]):
 
 
 @dataclass
-class ScannedTable:
-    """What a table scan kept: ``count`` whole entries, the offset just after the last of
-    them (``end``), the problem that stopped the scan (None if every entry asked for parsed)
+class KeptEntries:
+    """What a table read kept: ``count`` whole entries, the offset just after the last of
+    them (``end``), the problem that stopped the read (None if every entry asked for parsed)
     and where each entry starts."""
 
     count: int
@@ -99,8 +100,8 @@ class ScannedTable:
 def read_strings(data, start: int, count: int) -> Strings:
     """The string table at file offset *start* of *data* (the whole file); like CPython's
     parser it is bounded only by the end of the file. Raises the first problem."""
-    strings, scanned = _scan_strings(data, start, count, None, offsets=False)
-    _raise(scanned.problem)
+    strings, kept = _scan_strings(data, start, count, None, offsets=False)
+    _raise(kept.problem)
     return strings
 
 
@@ -113,23 +114,23 @@ def read_frames(data, start: int, count: int, *, legacy: bool) -> tuple[Frames, 
         found = _read_legacy_frames(data, start, count, len(data) - FOOTER_SIZE)
         if found is not None:
             return found
-    frames, scanned = _scan_frames(data, start, count, None, offsets=False)
-    _raise(scanned.problem)
+    frames, kept = _decode_frames(data, start, count, None, offsets=False)
+    _raise(kept.problem)
     return frames, "L3"
 
 
-def scan_strings(data, start: int, count: int,
-                 end: int | None = None) -> tuple[Strings, ScannedTable]:
+def read_strings_until_problem(data, start: int, count: int,
+                               end: int | None = None) -> tuple[Strings, KeptEntries]:
     """Up to *count* entries of the string table at file offset *start* of *data* (the whole
     file; like CPython's parser bounded only by its end), none starting at or after *end*."""
     return _scan_strings(data, start, count, end, offsets=True)
 
 
-def scan_frames(data, start: int, count: int,
-                end: int | None = None) -> tuple[Frames, ScannedTable]:
+def read_frames_until_problem(data, start: int, count: int,
+                              end: int | None = None) -> tuple[Frames, KeptEntries]:
     """Up to *count* entries (layout L3, 7 fields) of the frame table at file offset *start*
     of *data* (the whole file), none starting at or after *end*."""
-    return _scan_frames(data, start, count, end, offsets=True)
+    return _decode_frames(data, start, count, end, offsets=True)
 
 
 def frame_strings_ok(frames: Frames, string_count: int) -> np.ndarray:
@@ -145,7 +146,7 @@ def _raise(problem: Problem | None) -> None:
 # --- the string table ---------------------------------------------------------------------------
 
 def _scan_strings(data, start: int, count: int, stop: int | None,
-                  *, offsets: bool) -> tuple[Strings, ScannedTable]:
+                  *, offsets: bool) -> tuple[Strings, KeptEntries]:
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     n = len(view)
     # where each entry starts and where its bytes start, as C integers (its bytes end where
@@ -186,13 +187,13 @@ def _scan_strings(data, start: int, count: int, stop: int | None,
     ends = np.append(entry_at[1:], p) - start if index else entry_at
     strings = Strings(bytes(view[start:p]), starts, ends)
     found = EntryOffsets(_narrow(entry_at, n) if offsets else entry_at[:0])
-    return strings, ScannedTable(index, p, problem, found)
+    return strings, KeptEntries(index, p, problem, found)
 
 
 # --- the frame table ----------------------------------------------------------------------------
 
-def _scan_frames(data, start: int, count: int, stop: int | None,
-                 *, offsets: bool) -> tuple[Frames, ScannedTable]:
+def _decode_frames(data, start: int, count: int, stop: int | None,
+                   *, offsets: bool) -> tuple[Frames, KeptEntries]:
     b = np.frombuffer(data, np.uint8)
     n = b.size
     # the count is capped by the bytes left before the columns are allocated
@@ -223,7 +224,7 @@ def _scan_frames(data, start: int, count: int, stop: int | None,
     if problem is None and cap == columns.count < count and (stop is None or p < stop):
         problem = _frame_problem(data, p, cap)  # more entries than the bytes left can hold
     frames, found = columns.done()
-    return frames, ScannedTable(columns.count, p, problem, EntryOffsets(found))
+    return frames, KeptEntries(columns.count, p, problem, EntryOffsets(found))
 
 
 def _window_entries(window: npt.NDArray[np.uint8], limit: int):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon import zstd
 from tachyon_format.formats.tachyon.region import engines
-from tachyon_format.formats.tachyon.region.decoder import stack_frames
+from tachyon_format.formats.tachyon.region.decoder import frames_of
 from tachyon_format.formats.tachyon.region.scan import DecodedRegion, decode_region
 from tests.helpers.models import U64, canonical, scalar_uleb128
 
@@ -129,7 +129,7 @@ def reference_decode(path: Path | str) -> list:
     iids, tids = (ids.tolist() for ids in out.threads)
     b = out.batch
     return [[iids[t], tids[t], ts, status,
-             [f.frame_rows[i] for i in stack_frames(out.stack_frame, out.stack_parent, s)]]
+             [f.frame_rows[i] for i in frames_of(out.stack_frame, out.stack_parent, s)]]
             for t, ts, status, s in zip(b.thread.tolist(), b.timestamp_us.tolist(),
                                         b.status.tolist(), b.stack.tolist(), strict=True)]
 

@@ -22,7 +22,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon.region.columns import GrowingColumns, SampleBatch
 from tachyon_format.formats.tachyon.region.commit import Committer
 from tachyon_format.formats.tachyon.region.counting import SampleCounts
-from tachyon_format.formats.tachyon.region.decoder import stack_frames
+from tachyon_format.formats.tachyon.region.decoder import frames_of
 from tachyon_format.formats.tachyon.region.records import (
     FULL,
     POP_PUSH,
@@ -76,7 +76,7 @@ class Run:
                             record_first_sample=r["first_sample"])
         c = self.committer
         return DecodedRegion(batch, c.threads.ids(), c.tree.frame, c.tree.parent,
-                             c.counts.as_stats())
+                             c.stats.as_stats())
 
 
 def region_of(specs: list[tuple]) -> tuple[bytes, list[tuple]]:
@@ -164,7 +164,7 @@ def test_worked_batch(narrow):
     got = run.result()
     assert_same(got, decode_region(region, **facts_of(start_time_us=10, frame_count=10)))
     b = got.batch
-    stacks = [stack_frames(got.stack_frame, got.stack_parent, s).tolist() for s in b.stack]
+    stacks = [frames_of(got.stack_frame, got.stack_parent, s).tolist() for s in b.stack]
     assert stacks == [[3, 4], [9], [3, 4], [3, 4], [3, 4], [5, 3, 4], [8, 6, 9], [6, 4], [],
                       [], [2, 3], []]
     assert b.timestamp_us.tolist() == [15, 9, 16, 316, 316, 318, 11, 319, 12, 320, 13, 324]
@@ -305,7 +305,7 @@ def test_the_first_bad_record_wins():
     assert (info.value.message, info.value.offset, info.value.record) == (
         "Invalid frame index: 12", rows[1][0], 1)
     assert run.committer.records == 1
-    assert run.committer.counts.samples == 1 and run.committer.threads.depth[0] == 1
+    assert run.committer.stats.samples == 1 and run.committer.threads.depth[0] == 1
 
 
 def test_an_error_leaves_no_thread_of_later_records():
@@ -398,7 +398,7 @@ def test_counting_commits_count_the_references_samples(region, data):
     keys = list(zip(ref.thread.tolist(), ref.stack.tolist(), ref.status.tolist(), strict=True))
     counts = Counter(keys)
     assert got == [(*key, counts[key]) for key in dict.fromkeys(keys)]
-    assert run.committer.counts.samples == len(keys)
+    assert run.committer.stats.samples == len(keys)
 
 
 def test_pieces_cover_every_sample_once():

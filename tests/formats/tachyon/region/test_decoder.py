@@ -19,7 +19,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon.region import decoder, records
 from tachyon_format.formats.tachyon.region.columns import GrowingColumns
 from tachyon_format.formats.tachyon.region.commit import Committer
-from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, stack_frames
+from tachyon_format.formats.tachyon.region.decoder import SampleDecoder, frames_of
 from tachyon_format.formats.tachyon.region.discover import KnownThreads, discover
 from tachyon_format.formats.tachyon.region.records import RegionFacts
 from tachyon_format.formats.tachyon.region.stack_tree import StackTree
@@ -187,7 +187,7 @@ def test_record_table_and_stats():
     assert batch.record_offset.tolist() == [0, 18, 38, 52, 70]
     assert batch.timestamp_us.tolist() == [15, 16, 17, 18, 19, 20]
     assert batch.status.tolist() == [0x22, 0x22, 0x23, 0x22, 0x22, 0xA2]
-    stacks = [tuple(stack_frames(dec.stack_frame, dec.stack_parent, s)) for s in batch.stack]
+    stacks = [tuple(frames_of(dec.stack_frame, dec.stack_parent, s)) for s in batch.stack]
     assert stacks == [(3, 4)] * 4 + [(9, 3, 4), ()]
     assert batch.stack[-1] == -1
     assert dec.stats == {"repeat_records": 2, "repeat_samples": 3, "full_records": 1,
@@ -224,7 +224,7 @@ def test_depth_256_ok_and_pop_clamps():
               + prefix(1, 0, 3) + b"\x00\x00" + uleb(1000) + b"\x01\x02")
     out = compare(region, **args(frame_count=10))
     last = out.batch.stack[-1]
-    assert stack_frames(out.stack_frame, out.stack_parent, last).tolist() == [2]
+    assert frames_of(out.stack_frame, out.stack_parent, last).tolist() == [2]
 
 
 def test_decoder_refuses_more_input_once_finished():

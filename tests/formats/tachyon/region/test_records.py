@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tachyon_format.formats.tachyon.region.records import RecordBatch, RecordCounts, RegionFacts
+from tachyon_format.formats.tachyon.region.records import ReadStats, RecordBatch, RegionFacts
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=12), st.data())
@@ -34,7 +34,7 @@ def test_split_keeps_each_record_with_its_samples_and_frames(shape, data):
 
 
 def test_counts_are_cpythons_get_stats():
-    counts = RecordCounts()
+    counts = ReadStats()
     counts.add([2, 1, 0, 3], samples=10)  # REPEATs hold 10 - 4 samples
     assert counts.as_stats() == {
         "repeat_records": 2, "repeat_samples": 6, "full_records": 1, "suffix_records": 0,

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
-from tachyon_format.formats.tachyon.region.decoder import stack_frames
+from tachyon_format.formats.tachyon.region.decoder import frames_of
 from tachyon_format.formats.tachyon.region.records import RegionFacts
 from tachyon_format.formats.tachyon.region.scan import Incomplete, decode_region, scan_record
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
@@ -118,7 +118,7 @@ def test_suffix_without_new_frames_keeps_the_innermost_shared_frames():
               + prefix(1, 0, 2) + b"\x01\x00\x02\x00"  # SUFFIX: shared 2 = the depth
               + prefix(1, 0, 2) + b"\x01\x00\x00\x00")  # SUFFIX: shared 0
     out = decode_region(region, order="<", start_time_us=0, thread_count=1, frame_count=10)
-    stacks = [stack_frames(out.stack_frame, out.stack_parent, s).tolist()
+    stacks = [frames_of(out.stack_frame, out.stack_parent, s).tolist()
               for s in out.batch.stack]
     assert stacks == [[0, 1, 2, 3], [0, 1], [0, 1], [9, 1], [9, 1], []]
 
@@ -170,7 +170,7 @@ def replayed_by_reference(path) -> list | str:
     iids, tids = (ids.tolist() for ids in out.threads)
     b = out.batch
     return [[iids[t], tids[t], ts, status,
-             stack_frames(out.stack_frame, out.stack_parent, s).tolist()]
+             frames_of(out.stack_frame, out.stack_parent, s).tolist()]
             for t, ts, status, s in zip(b.thread.tolist(), b.timestamp_us.tolist(),
                                         b.status.tolist(), b.stack.tolist(), strict=True)]
 

@@ -13,5 +13,5 @@ Read in this order:
   :mod:`.path_hash` (its path hashes).
 
 Imports go one way, down this list (``scan`` uses only ``records``, ``threads`` and
-``columns``); nothing here imports the file-level reader, writer or compat layers.
+``columns``); nothing here imports the file-level reader, writer or ``cpython_api``.
 """

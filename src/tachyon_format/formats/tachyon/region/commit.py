@@ -9,7 +9,7 @@ those that need the threads' state (docs/format/reader.md#checks-during-replay, 
 
 1. *Thread rows* of the records, adding new threads in order (:class:`.threads.ThreadTable`).
 2. *Depths*: each record maps its thread's depth d to ``max(d + a, b)``, or to ``b`` (FULL,
-   SUFFIX): one grouped max-plus scan gives every depth before and after
+   SUFFIX): one grouped max-plus prefix composition gives every depth before and after
    (:func:`~tachyon_format.kernels.segments.decode_group_max_plus`), hence the levels each
    record keeps and the shared-count and final-depth checks.
 3. *Frame checks*: listed frame indices below the frame count, with valid strings.
@@ -46,8 +46,8 @@ from .records import (
     POP_PUSH,
     REPEAT,
     SUFFIX,
+    ReadStats,
     RecordBatch,
-    RecordCounts,
     RegionFacts,
     sample_blocks,
 )
@@ -68,7 +68,7 @@ class Committer:
         self.facts = facts
         self.threads = threads
         self.tree = tree
-        self.counts = RecordCounts()
+        self.stats = ReadStats()
         self.records = 0  # records committed so far: the number of the next one
         ok = facts.frame_string_ok
         self._all_frames_ok = ok is None or bool(ok.all())  # then a bound is the check
@@ -125,7 +125,7 @@ class Committer:
         self._write(batch, thr, order, last, stack, samples, records, skip)  # 5. and 6.
         per_encoding = np.bincount(batch.encoding, minlength=4).tolist()
         per_encoding[REPEAT] -= skip
-        self.counts.add(per_encoding, int(batch.status.size))
+        self.stats.add(per_encoding, int(batch.status.size))
         self.records += batch.size
         return batch.size
 
@@ -145,7 +145,7 @@ class Committer:
         rows["offset"][...] = batch.offset
         rows["encoding"][...] = REPEAT
         rows["first_sample"][...] = samples.size
-        self.counts.add([batch.size, 0, 0, 0], 0)
+        self.stats.add([batch.size, 0, 0, 0], 0)
         self.records += batch.size
 
     # ------------------------------------------------------------------ 2. and 3.

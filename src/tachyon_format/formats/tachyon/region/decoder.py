@@ -57,7 +57,7 @@ MAX_THREAD_STOPS = 16  # chain stops at new threads before candidates stop being
 SCALAR_RUN_MAX = 4096  # records per sequential run at most (runs double up to this)
 LONG_STRETCH = 1 << 16  # a vectorised stretch this long (bytes) resets runs to 1 record
 
-__all__ = ["SampleBatch", "SampleDecoder", "stack_frames"]
+__all__ = ["SampleBatch", "SampleDecoder", "frames_of"]
 
 
 class SampleDecoder:
@@ -122,12 +122,12 @@ class SampleDecoder:
     @property
     def total_samples(self) -> int:
         """Samples decoded so far."""
-        return self._committer.counts.samples
+        return self._committer.stats.samples
 
     @property
     def stats(self) -> dict[str, int]:
         """Counters with the keys and meaning of CPython's ``BinaryReader.get_stats()``."""
-        return self._committer.counts.as_stats()
+        return self._committer.stats.as_stats()
 
     @staticmethod
     def sample_counts() -> SampleCounts:
@@ -346,8 +346,8 @@ class SampleDecoder:
     def _stack_before(self, row: int, scanned: list[Record]) -> list[int]:
         """Scan: the frames of a thread's stack (innermost first) after the committed
         records and those *scanned* since."""
-        frames = stack_frames(self._tree.frame, self._tree.parent,
-                              int(self._threads.node[row])).tolist()
+        frames = frames_of(self._tree.frame, self._tree.parent,
+                           int(self._threads.node[row])).tolist()
         for rec in scanned:
             if rec.row == row:
                 frames = stack_after(frames, rec)
@@ -411,8 +411,9 @@ def _spare_cpu() -> bool:
         return (os.cpu_count() or 1) > 1
 
 
-def stack_frames(stack_frame: np.ndarray, stack_parent: np.ndarray, stack_id: int) -> np.ndarray:
-    """Scan: frame indices of stack *stack_id*, innermost first (empty for -1)."""
+def frames_of(stack_frame: np.ndarray, stack_parent: np.ndarray, stack_id: int) -> np.ndarray:
+    """Scan: frame indices of stack *stack_id*, innermost first (empty for -1): what
+    :meth:`~tachyon_format.model.Stacks.frames_of` gives, from the tree's two columns."""
     out = []
     node = int(stack_id)
     while node >= 0:

@@ -6,7 +6,7 @@
   (their varints, lengths and per-field ranges), by :mod:`.discover` (vectorised) or
   :mod:`.scan` (one record at a time); their meaning (threads, stacks, clocks, and the
   checks that need them) is :mod:`.commit`'s.
-* :class:`RecordCounts`: CPython's ``get_stats()`` counters.
+* :class:`ReadStats`: the counters of CPython's ``BinaryReader.get_stats()``.
 * :func:`sample_blocks`: how per-sample work is cut into blocks of bounded memory.
 """
 
@@ -26,7 +26,7 @@ MAX_FRAMES = 1 << 31
 """Frame indices the decoders take (below this): the stack columns hold them as int32."""
 SAMPLE_BLOCK = 1 << 16  # samples per block of per-sample temporaries (8 bytes each: 512 KB)
 
-__all__ = ["RecordBatch", "RecordCounts", "RegionFacts", "sample_blocks"]
+__all__ = ["RecordBatch", "ReadStats", "RegionFacts", "sample_blocks"]
 
 
 class RegionFacts(NamedTuple):
@@ -105,9 +105,10 @@ class RecordBatch:
         return head, tail
 
 
-class RecordCounts:
-    """The counters of CPython's ``BinaryReader.get_stats()``
-    (docs/format/reader.md#get_stats)."""
+class ReadStats:
+    """The counters of CPython's ``BinaryReader.get_stats()`` (docs/format/reader.md#get_stats),
+    of the records a decoder has read; the writer's are
+    :class:`~tachyon_format.formats.tachyon.encoder.WriteStats`."""
 
     def __init__(self) -> None:
         self.per_encoding = [0, 0, 0, 0]  # records, by encoding

@@ -48,7 +48,7 @@ from .layout import (
     THREAD_ID_AT,
     THREAD_ID_SIZE,
 )
-from .records import FULL, POP_PUSH, REPEAT, SUFFIX, RecordCounts, RegionFacts
+from .records import FULL, POP_PUSH, REPEAT, SUFFIX, ReadStats, RegionFacts
 from .threads import ThreadCountError, ThreadTable
 
 MAX_DEPTH = MAX_STACK_DEPTH
@@ -258,7 +258,7 @@ def decode_region(
     samples: dict[str, list[int]] = {"timestamp_us": [], "thread": [], "status": [],
                                      "stack": []}
     records: dict[str, list[int]] = {"offset": [], "encoding": [], "first_sample": []}
-    counts = RecordCounts()
+    stats = ReadStats()
 
     def node_of_stack(frames: list[int]) -> int:
         """The node of a stack (frames innermost first; -1 if empty), adding the nodes it
@@ -288,7 +288,7 @@ def decode_region(
             samples["thread"].append(rec.row)
             samples["status"].append(status)
             samples["stack"].append(node[rec.row])
-        counts.add([int(rec.encoding == e) for e in range(4)], len(rec.deltas))
+        stats.add([int(rec.encoding == e) for e in range(4)], len(rec.deltas))
         pos = rec.end
 
     batch = SampleBatch(
@@ -301,4 +301,4 @@ def decode_region(
         record_first_sample=np.array(records["first_sample"], np.int64),
     )
     return DecodedRegion(batch, threads.ids(), np.array(node_frame, np.int32),
-                         np.array(node_parent, np.int32), counts.as_stats())
+                         np.array(node_parent, np.int32), stats.as_stats())

@@ -157,16 +157,16 @@ class BinaryWriter:
         """Encoding counters (records count when emitted, samples when added)."""
         if self._state in (_State.FINALIZED, _State.CLOSED):
             raise ValueError("Writer is closed")
-        counters = self._writer.encoder.counters
-        records = (counters.repeat_records, counters.full_records, counters.suffix_records,
-                   counters.pop_push_records)
-        written, saved = counters.total_frames_written, counters.frames_saved
+        stats = self._writer.encoder.stats
+        records = (stats.repeat_records, stats.full_records, stats.suffix_records,
+                   stats.pop_push_records)
+        written, saved = stats.total_frames_written, stats.frames_saved
         return {
-            "repeat_records": counters.repeat_records,
-            "repeat_samples": counters.repeat_samples,
-            "full_records": counters.full_records,
-            "suffix_records": counters.suffix_records,
-            "pop_push_records": counters.pop_push_records,
+            "repeat_records": stats.repeat_records,
+            "repeat_samples": stats.repeat_samples,
+            "full_records": stats.full_records,
+            "suffix_records": stats.suffix_records,
+            "pop_push_records": stats.pop_push_records,
             "total_records": sum(records),
             "total_samples": self._writer.num_samples,
             "total_frames_written": written,
