@@ -12,9 +12,9 @@ from typing import NamedTuple
 import pytest
 
 import tachyon_format
-from tachyon_format import FormatError, Problem
+from tachyon_format import FormatError, Problem, compat
 from tachyon_format.cli import main
-from tachyon_format.formats.tachyon import compat, zstd
+from tachyon_format.formats.tachyon import zstd
 from tachyon_format.formats.tachyon.region.engines import ENGINES, ENVIRONMENT
 from tests.formats.tachyon.mutations import embed, golden
 from tests.helpers.paths import DATA_DIR
