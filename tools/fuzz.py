@@ -11,6 +11,7 @@ Usage::
                                               # built with AddressSanitizer (gcc's libasan)
     python tools/fuzz.py --asan --region --formats tachyon --runs 100000   # ... every input
                                               # a valid file around a mutated sample region
+    python tools/fuzz.py --fleet --runs 2000 --jobs 2 --no-coverage   # the fleet writer
 
 Each input goes through the public verbs only: ``sniff``, then ``read``, ``iter_batches``
 (where the format has it), ``info``, ``read(..., strict=False)`` (``salvage``, where the
@@ -40,6 +41,13 @@ reserves terabytes of shadow memory); libFuzzer's RSS limit still holds.
 libFuzzer, written back uncompressed with the header's table offsets moved to match), so
 that every input passes the checks at open and reaches the record walk; bytes that are no
 readable Tachyon file of the current layout are mutated whole, as without it.
+
+``--fleet`` fuzzes the fleet writer instead of the read verbs: each input is added to a
+Delta Lake dataset (``tachyon_format.fleet.dataset.add``), one per worker, reused for
+``--fleet-adds`` inputs, and the dataset's contract is checked after each add
+(:func:`exercise_fleet`), with or without ``timestamps`` and in batches of 7 samples or
+of a million, as the input's hash chooses. An input costs 0.2-0.5 s of CPU: runs are of
+thousands of inputs.
 """
 
 from __future__ import annotations
@@ -159,6 +167,21 @@ def readable_formats() -> list[str]:
     return [name for name, f in FORMATS.items() if f.can_read]
 
 
+def choose_format(data: bytes, formats: list[str] | None) -> tuple[str, str | None]:
+    """The format *data* goes to (the sniffed one if in *formats*, else one of *formats*
+    chosen from the bytes, so that every reader sees mutated data), and the ``format=`` the
+    verbs are given (None when sniffing finds it)."""
+    import tachyon_format
+
+    try:
+        sniffed = tachyon_format.sniff(data)
+    except Exception as exc:  # noqa: BLE001 - sniffing must never raise
+        raise Crash("sniff", "?", exc) from exc
+    choices = formats or readable_formats()
+    name = sniffed if sniffed in choices else choices[zlib.crc32(data) % len(choices)]
+    return name, None if name == sniffed else name
+
+
 def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None = None
              ) -> Reached:
     """Run every public verb on *data*; raise :class:`Crash` for anything but a result or
@@ -168,15 +191,9 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
     import tachyon_format
     from tachyon_format import FORMATS, FormatError
 
-    try:
-        sniffed = tachyon_format.sniff(data)
-    except Exception as exc:  # noqa: BLE001 - sniffing must never raise
-        raise Crash("sniff", "?", exc) from exc
-    choices = formats or readable_formats()
-    name = sniffed if sniffed in choices else choices[zlib.crc32(data) % len(choices)]
+    name, forced = choose_format(data, formats)
     chosen = FORMATS[name]
     options = {"threads": False} if name == "tachyon" else {}
-    forced = None if name == sniffed else name
 
     def consume_batches() -> None:
         for _ in tachyon_format.iter_batches(data, format=forced, **options):
@@ -258,6 +275,163 @@ def cap_address_space(max_mb: int) -> None:
     """Make an allocation past *max_mb* MiB of address space a MemoryError."""
     cap = max_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+# -- the fleet writer ---------------------------------------------------------------------------
+
+
+FLEET_LABELS = {"service": "fuzz"}
+
+
+class FleetContractError(AssertionError):
+    """The dataset answered against docs/fleet.md after an add: a profile counted twice or
+    not at all, totals that are not the sum of the added profiles, rows that do not read back
+    as they were added."""
+
+
+class Fleet:
+    """One worker's dataset (in *directory*), reused across inputs so that adds meet tables
+    already written, and started afresh after *max_adds* inputs (an add reads every file of
+    the ``profiles`` table and the log of each table: its cost grows with the profiles
+    already in the dataset, about 8 ms per profile); what was added to it: ``profiles``, the
+    samples of each profile id."""
+
+    def __init__(self, directory: Path, max_adds: int = 30) -> None:
+        self.directory, self.max_adds = directory, max_adds
+        self.generation = 0
+        self.location = directory / "dataset-0"
+        self.profiles: dict[str, int] = {}
+        self.adds = 0
+        self.fresh()
+
+    def fresh(self) -> None:
+        """An empty dataset in place of the current one."""
+        shutil.rmtree(self.location, ignore_errors=True)
+        self.generation += 1
+        self.location = self.directory / f"dataset-{self.generation}"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.profiles = {}
+        self.adds = 0
+
+
+def fleet_installed() -> bool:
+    """Whether the fleet dataset's libraries (pyarrow, deltalake) are installed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("pyarrow", "deltalake"))
+
+
+def exercise_fleet(data: bytes, fleet: Fleet, max_seconds: float = 10.0,
+                   formats: list[str] | None = None) -> bool:
+    """Add *data* (as a file, in the format :func:`choose_format` picks) to *fleet*'s
+    dataset and check the contract of ``fleet.dataset`` (docs/fleet.md); raise
+    :class:`Crash` when it is broken: ``add`` gives its result or a ``FormatError`` naming
+    the file, nothing else; the dataset reads afterwards (``summary``, the ``profiles``
+    listing, the new profile's rows: without any error, not even a ``FormatError``, as
+    nothing but these adds wrote the dataset); a profile added again is skipped; the
+    dataset's totals are the sum of the profiles added, and each profile's samples are those
+    ``read`` finds in the file. Whether the input made a profile (new or already there)."""
+    from tachyon_format import FormatError
+    from tachyon_format.fleet import dataset
+
+    name, forced = choose_format(data, formats)
+    if fleet.adds >= fleet.max_adds:
+        fleet.fresh()
+    fleet.adds += 1
+    path = fleet.directory / "input"
+    path.write_bytes(data)
+    location = fleet.location
+
+    def timed(verb: str, call: Callable[[], object]) -> object:
+        started = time.monotonic()
+        try:
+            out = call()
+        except FleetContractError as exc:
+            raise Crash(verb, name, exc) from exc
+        except Exception as exc:  # noqa: BLE001 - anything else is what we look for
+            if verb == "add" and isinstance(exc, FormatError):
+                if not any(str(path) in note for note in getattr(exc, "__notes__", ())):
+                    raise Crash(verb, name, FleetContractError(
+                        f"a FormatError that does not name the file: {exc}")) from exc
+                raise
+            raise Crash(verb, name, exc) from exc
+        _check_time(verb, name, started, max_seconds)
+        return out
+
+    # both ways a file is written, chosen from the bytes: counted per (stack, thread, status)
+    # or one row per sample (streamed); Tachyon in one batch or in batches of 7 samples
+    choice = zlib.crc32(data) >> 8
+    options = {"timestamps": bool(choice & 1), "samples_per_batch": 7 if choice & 2 else 1 << 20}
+
+    def add() -> list:
+        return dataset.add(location, [path], format=forced, labels=FLEET_LABELS, **options)
+
+    try:
+        (added,) = timed("add", add)
+    except FormatError:
+        made = False
+    else:
+        made = True
+        timed("contract", lambda: _check_added(data, forced, added, fleet))
+        if not added.skipped:
+            again = timed("add again", add)
+            if not (len(again) == 1 and again[0].skipped
+                    and again[0].profile_id == added.profile_id):
+                raise Crash("add again", name, FleetContractError(
+                    f"a profile added twice was not skipped the second time: {again}"))
+    listing = timed("profiles", lambda: dataset.profiles(location)) \
+        if location.exists() else None
+    if listing is None:  # (no input made it past the manifest yet)
+        return made
+    facts = timed("summary", lambda: dataset.summary(location))
+    rows = {row["profile_id"]: row for row in listing.select(
+        ["profile_id", "write_id", "num_samples"]).to_pylist()}
+    timed("contract", lambda: _check_totals(fleet, facts, rows))
+    if made and not added.skipped:
+        counts = timed("load_counts", lambda: dataset.load_counts(
+            location, added.profile_id, rows[added.profile_id]["write_id"]))
+        if counts.num_samples != added.num_samples:
+            raise Crash("load_counts", name, FleetContractError(
+                f"{counts.num_samples} samples read back, {added.num_samples} added"))
+    return made
+
+
+def _check_added(data: bytes, forced: str | None, added, fleet: Fleet) -> None:
+    """One add's result against what was added before and against ``read``."""
+    import tachyon_format
+
+    known = added.profile_id in fleet.profiles
+    if added.skipped != known:
+        raise FleetContractError(f"{'skipped' if added.skipped else 'added'} a profile "
+                                 f"{'not ' if added.skipped else ''}in the dataset: {added}")
+    if added.skipped:
+        return
+    found = samples_kept(tachyon_format.read(data, format=forced))
+    if found != added.num_samples:
+        raise FleetContractError(f"{added.num_samples} samples added, read finds {found}")
+    fleet.profiles[added.profile_id] = added.num_samples
+
+
+def samples_kept(profile) -> int:
+    """The samples of *profile* a dataset counts: those with a stack (docs/fleet.md: samples
+    with an empty stack are not written)."""
+    import numpy as np
+
+    weights = np.asarray(profile.sample_counts(), np.int64)
+    return int(weights[profile.samples.stack >= 0].sum())
+
+
+def _check_totals(fleet: Fleet, facts: dict, rows: dict[str, dict]) -> None:
+    """The listing and the summary against the profiles added."""
+    listed = {pid: row["num_samples"] for pid, row in rows.items()}
+    if listed != fleet.profiles:
+        raise FleetContractError(f"the profiles listed are not those added: {listed} "
+                                 f"!= {fleet.profiles}")
+    if (facts["profiles"], facts["samples"]) != (len(fleet.profiles),
+                                                 sum(fleet.profiles.values())):
+        raise FleetContractError(f"summary says {facts['profiles']} profiles and "
+                                 f"{facts['samples']} samples; added: {len(fleet.profiles)} "
+                                 f"and {sum(fleet.profiles.values())}")
 
 
 # -- a worker: one libFuzzer process -----------------------------------------------------------
@@ -368,19 +542,25 @@ def worker(args: argparse.Namespace, libfuzzer_argv: list[str]) -> None:
         for f in FORMATS.values():  # the verbs' modules load lazily: instrument them now
             for verb in ("sniff", "read", "iter_batches", "info", "validate", "salvage"):
                 f.verb(verb)
+        if args.fleet_dir:
+            import tachyon_format.fleet.dataset  # noqa: F401 (instrumented with the rest)
         del tachyon_format
     formats = args.formats.split(",") if args.formats else None
     crash_dir = Path(args.crash_dir)
     stats_file = Path(args.stats_file)
     state = {"runs": 0, "crashes": 0, "read": 0, "salvaged": 0, "written": time.monotonic()}
+    fleet = Fleet(Path(args.fleet_dir), args.fleet_adds) if args.fleet_dir else None
     last = next((int(a[6:]) for a in libfuzzer_argv if a.startswith("-runs=")), -1)
 
     def one_input(data: bytes) -> None:
         state["runs"] += 1
         try:
-            reached = exercise(data, args.max_seconds, formats)
-            state["read"] += reached.samples
-            state["salvaged"] += reached.salvaged
+            if fleet is not None:  # (read: the input made a profile of the dataset)
+                state["read"] += exercise_fleet(data, fleet, args.max_seconds, formats)
+            else:
+                reached = exercise(data, args.max_seconds, formats)
+                state["read"] += reached.samples
+                state["salvaged"] += reached.salvaged
         except Crash as crash:
             state["crashes"] += 1
             record_crash(crash, data, crash_dir)
@@ -440,6 +620,8 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
                        *(["--stop-on-crash"] if args.stop_on_crash else []),
                        *([] if args.coverage else ["--no-coverage"]),
                        *(["--region"] if args.region else []),
+                       *(["--fleet-dir", str(scratch / f"fleet-{k}"), "--fleet-adds",
+                          str(args.fleet_adds)] if args.fleet else []),
                        *(["--asan-walk", args.asan_walk] if args.asan_walk else []), "--",
                        f"-runs={per_job[k] - done[k]}", f"-seed={args.seed + k + 1000 * attempt}",
                        f"-max_len={args.max_len}", f"-timeout={args.hard_timeout}",
@@ -477,11 +659,13 @@ def run(args: argparse.Namespace, libfuzzer_argv: list[str]) -> int:
     read_share = sum(s.get("read", 0) for s in sampled) / runs_seen
     salvaged_share = sum(s.get("salvaged", 0) for s in sampled) / runs_seen
     crashes = sorted(p.name for p in crash_dir.glob("*.input"))
-    print(f"fuzzed {total} inputs in {seconds:.0f} s ({total / max(seconds, 1e-9):.0f}/s "
+    depth = (f"{read_share:.0%} of the inputs made a profile of the dataset" if args.fleet
+             else f"{read_share:.0%} of the inputs got to the samples, {salvaged_share:.0%} "
+             "were salvaged after the strict read failed")
+    print(f"fuzzed {total} inputs in {seconds:.0f} s ({total / max(seconds, 1e-9):.1f}/s "
           f"over {args.jobs} worker(s)); peak memory {peak_mb:.0f} MiB (largest worker RSS); "
           f"{len(crashes)} crash input(s), {len(stops)} worker stop(s); crashes in "
-          f"{crash_dir}; {read_share:.0%} of the inputs got to the samples, "
-          f"{salvaged_share:.0%} were salvaged after the strict read failed", flush=True)
+          f"{crash_dir}; {depth}", flush=True)
     for name in crashes:
         print(f"  {name}")
     if not args.corpus:
@@ -505,9 +689,10 @@ def _running_count(scratch: Path) -> int:
 # -- one input again: replay, minimize ---------------------------------------------------------
 
 
-def replay(path: Path, max_seconds: float) -> int:
+def replay(path: Path, max_seconds: float, fleet: bool = False) -> int:
+    """Run one input (with *fleet*: add it to a new dataset) and show its traceback."""
     try:
-        exercise(path.read_bytes(), max_seconds)
+        check(path.read_bytes(), max_seconds, fleet)
     except Crash as crash:
         if crash.error is not None:
             traceback.print_exception(crash.error)
@@ -517,13 +702,23 @@ def replay(path: Path, max_seconds: float) -> int:
     return 0
 
 
-def minimize(path: Path, max_seconds: float, out: Path | None) -> int:
+def check(data: bytes, max_seconds: float, fleet: bool) -> None:
+    """:func:`exercise` *data*, or with *fleet* :func:`exercise_fleet` it on a new dataset
+    (which shows what one add breaks, not what an add meeting earlier inputs' tables does)."""
+    if not fleet:
+        exercise(data, max_seconds)
+        return
+    with tempfile.TemporaryDirectory(prefix="fuzz-fleet-") as scratch:
+        exercise_fleet(data, Fleet(Path(scratch)), max_seconds)
+
+
+def minimize(path: Path, max_seconds: float, out: Path | None, fleet: bool = False) -> int:
     """Delta debugging: drop chunks of the input while the same crash signature remains."""
     data = path.read_bytes()
 
     def signature(candidate: bytes) -> str | None:
         try:
-            exercise(candidate, max_seconds)
+            check(candidate, max_seconds, fleet)
         except Crash as crash:
             return crash.signature()
         return None
@@ -583,6 +778,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--region", action="store_true", help="Tachyon: mutate only the "
                         "sample region, keeping the rest of the file valid (every input "
                         "reaches the record walk)")
+    parser.add_argument("--fleet", action="store_true", help="add each input to a fleet "
+                        "dataset (one per worker, reused) and check the dataset's contract, "
+                        "instead of the read verbs (needs the fleet extra)")
+    parser.add_argument("--fleet-adds", type=int, default=30, help="--fleet: inputs added "
+                        "to a worker's dataset before it starts a new one (default "
+                        "%(default)s)")
+    parser.add_argument("--fleet-dir", help=argparse.SUPPRESS)
     parser.add_argument("--replay", type=Path, help="run one input and show its traceback")
     parser.add_argument("--minimize", type=Path, help="shrink one crash input")
     parser.add_argument("--out", type=Path, help="where --minimize writes (default: .min)")
@@ -601,9 +803,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.replay or args.minimize:  # the workers' address-space cap: a crash repeats
         cap_address_space(args.max_mb)
     if args.replay:
-        return replay(args.replay, args.max_seconds)
+        return replay(args.replay, args.max_seconds, args.fleet)
     if args.minimize:
-        return minimize(args.minimize, args.max_seconds, args.out)
+        return minimize(args.minimize, args.max_seconds, args.out, args.fleet)
     if args.worker:
         worker(args, libfuzzer)
         return 0
@@ -611,6 +813,10 @@ def main(argv: list[str] | None = None) -> int:
         import atheris  # noqa: F401
     except ImportError:
         print("atheris is not installed: pip install atheris", file=sys.stderr)
+        return 2
+    if args.fleet and not fleet_installed():
+        print("--fleet needs the fleet extra: pip install 'tachyon-format[fleet]'",
+              file=sys.stderr)
         return 2
     return run(args, libfuzzer)
 

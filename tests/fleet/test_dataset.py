@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 pq = pytest.importorskip("pyarrow.parquet", reason="the fleet dataset needs pyarrow")
@@ -241,9 +242,46 @@ def test_a_value_beyond_an_int64_column_is_refused_by_name(tmp_path):
     data[at : at + 8] = struct.pack("<d", 1e300)
     path = tmp_path / "long.bin"
     path.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="duration_ns is an int64"):
+    with pytest.raises(tachyon_format.FormatError, match="duration_ns is an int64") as info:
         dataset.add(tmp_path / "ds", [path])
+    assert info.value.__notes__ == [f"while adding {path}"]  # (which of the files)
     assert len(dataset.profiles(tmp_path / "ds")) == visible_rows(tmp_path / "ds") == 0
+
+
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_thread_ids_and_addresses_past_2_to_the_63_read_back(tmp_path, timestamps):
+    """Delta Lake has no unsigned type: a uint64 column (thread id, native address) is
+    stored in a long, and delta-rs refused a value of 2**63 or more (the thread ids
+    2**64 - 2 and 2**64 - 1 of synthetic_edges_raw.bin, found by ``tools/fuzz.py --fleet``;
+    a kernel address of a native frame) instead of keeping its bits."""
+    from dataclasses import replace
+
+    from tachyon_format.fleet.partials import StackCounts
+    from tests.helpers.paths import DATA_DIR
+
+    threads = DATA_DIR / "synthetic_edges_raw.bin"
+    native = tachyon_format.read(DATA_DIR / "gperftools" / "libprofiler_hot.prof")
+    address = native.frames.address.copy()
+    address[:] = np.uint64(0xFFFFFFFF81000000) + np.arange(address.size, dtype=np.uint64)  # kernel
+    kernel = tmp_path / "kernel.pb"
+    tachyon_format.write(replace(native, frames=replace(native.frames, address=address)),
+                         kernel, format="pprof")
+    added = dataset.add(tmp_path / "ds", [threads, kernel], timestamps=timestamps)
+    assert [a.skipped for a in added] == [False, False]
+    by_format = {row["format"]: row for row in dataset.profiles(tmp_path / "ds").to_pylist()}
+    for path, name in ((threads, "tachyon"), (kernel, "pprof")):
+        row = by_format[name]
+        back = dataset.load_counts(tmp_path / "ds", row["profile_id"], row["write_id"])
+        wanted = StackCounts.of_profile(tachyon_format.read(path))
+        assert sorted(zip(back.counts["thread_id"].tolist(), back.counts["count"].tolist(),
+                          strict=True)) == sorted(zip(wanted.counts["thread_id"].tolist(),
+                                                      wanted.counts["count"].tolist(),
+                                                      strict=True))
+        assert np.array_equal(np.sort(back.frames["address"]), np.sort(wanted.frames["address"]))
+    tachyon = by_format["tachyon"]
+    ids = dataset.load_counts(tmp_path / "ds", tachyon["profile_id"], tachyon["write_id"])
+    assert {(1 << 64) - 2, (1 << 64) - 1} <= set(ids.counts["thread_id"].tolist())
+    assert min(back.frames["address"].view(np.uint64).tolist()) >= 0xFFFFFFFF81000000
 
 
 def write_version_1(source, target) -> None:

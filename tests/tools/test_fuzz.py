@@ -149,6 +149,81 @@ def test_region_fuzzing_gets_every_input_to_the_record_walk(tmp_path):
     assert share and int(share[1]) >= 90, result.stdout
 
 
+needs_fleet = pytest.mark.skipif(not fuzz.fleet_installed(),
+                                 reason="the fleet dataset needs pyarrow and deltalake "
+                                 "(the fleet extra)")
+needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
+                                   reason="atheris is not installed (pip install atheris)")
+
+
+@needs_fleet
+def test_the_fleet_target_counts_each_profile_once_in_a_dataset_it_reuses(tmp_path):
+    from tachyon_format.fleet import dataset
+
+    fleet = fuzz.Fleet(tmp_path / "fleet", max_adds=4)
+    tachyon = (DATA_DIR / "synthetic_edges_raw.bin").read_bytes()
+    collapsed = (DATA_DIR / "synthetic_edges_raw.collapsed.txt").read_bytes()
+    assert fuzz.exercise_fleet(tachyon, fleet)
+    assert fuzz.exercise_fleet(collapsed, fleet)
+    assert fuzz.exercise_fleet(tachyon, fleet)  # already there: skipped, still a profile
+    assert not fuzz.exercise_fleet(tachyon[:100], fleet)  # a FormatError naming the file
+    first = fleet.location
+    facts = dataset.summary(first)
+    assert facts["profiles"] == len(fleet.profiles) == 2
+    assert facts["samples"] == sum(fleet.profiles.values()) == fuzz.samples_kept(
+        tachyon_format.read(tachyon)) + fuzz.samples_kept(tachyon_format.read(collapsed)) > 0
+    assert fuzz.exercise_fleet(collapsed, fleet)  # past max_adds: a new dataset
+    assert fleet.location != first and not first.exists()
+    assert list(fleet.profiles) == [dataset.content_id(collapsed)]
+
+
+@needs_fleet
+def test_a_fleet_that_breaks_its_contract_is_a_crash(tmp_path, monkeypatch):
+    from tachyon_format import FormatError
+    from tachyon_format.fleet import dataset
+
+    data = (DATA_DIR / "synthetic_edges_raw.collapsed.txt").read_bytes()
+    real_summary = dataset.summary
+
+    def one_sample_more(location):
+        return {**real_summary(location), "samples": real_summary(location)["samples"] + 1}
+
+    broken = {
+        "summary": (one_sample_more, "contract", fuzz.FleetContractError),
+        # a different id for each add: the second add of the file is not skipped
+        "content_id": (lambda source: os.urandom(8).hex(), "add again",
+                       fuzz.FleetContractError),
+        "add": (lambda *a, **k: (_ for _ in ()).throw(FormatError("bad")), "add",
+                fuzz.FleetContractError),  # a FormatError that does not say which file
+        "load_counts": (lambda *a, **k: [][1], "load_counts", IndexError),
+    }
+    for name, (replacement, verb, error) in broken.items():
+        monkeypatch.setattr(dataset, name, replacement)
+        with pytest.raises(fuzz.Crash) as info:
+            fuzz.exercise_fleet(data, fuzz.Fleet(tmp_path / name))
+        assert (info.value.verb, type(info.value.error)) == (verb, error), name
+        monkeypatch.undo()
+
+
+@needs_atheris
+@needs_fleet
+def test_a_short_fleet_fuzzing_run_finds_no_crash(tmp_path):
+    # the gperftools and JSONL seeds (13) and a few mutants added to one dataset: the option
+    # end to end in about 15 s (an input costs 0.3-0.5 s of CPU; real runs: docs/fuzzing.md)
+    result = subprocess.run(
+        [sys.executable, str(TOOLS / "fuzz.py"), "--fleet", "--runs", "20", "--no-coverage",
+         "--formats", "gperftools,jsonl", "--crash-dir", str(tmp_path / "crashes"),
+         "--progress", "0"],
+        capture_output=True, text=True, timeout=170, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = re.search(r"fuzzed (\d+) inputs .* (\d+)% of the inputs made a profile of the "
+                        r"dataset", result.stdout)
+    assert summary and int(summary[1]) >= 20, result.stdout
+    assert int(summary[2]) >= 20, result.stdout  # (the seeds themselves all do)
+    assert not list((tmp_path / "crashes").glob("*"))
+
+
 PAGE = REPO / "docs" / "fuzzing.md"
 PAGE_TEXT = PAGE.read_text(encoding="utf-8")
 

@@ -31,6 +31,7 @@ import pyarrow.dataset as pads
 
 import tachyon_format
 from tachyon_format.analysis.merge import pid_of
+from tachyon_format.errors import FormatError
 from tachyon_format.model import SAMPLES_COUNT, Profile, Samples
 from tachyon_format.model.aggregate import group_count
 
@@ -106,9 +107,13 @@ def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
     present = set(profiles(location).column("profile_id").to_pylist())
     added = []
     for file in storage.expand(files):
-        outcome = add_file(location, file, manifest=manifest, labels=labels or {},
-                           timestamps=timestamps, format=format, present=present,
-                           samples_per_batch=samples_per_batch)
+        try:
+            outcome = add_file(location, file, manifest=manifest, labels=labels or {},
+                               timestamps=timestamps, format=format, present=present,
+                               samples_per_batch=samples_per_batch)
+        except FormatError as exc:  # (which of the files; a note keeps the message as is)
+            exc.add_note(f"while adding {storage.display_name(file)}")
+            raise
         present.add(outcome.profile_id)
         added.append(outcome)
     return added
@@ -352,8 +357,8 @@ def _profile_row(profile_id: str, name: str, source, format: str | None,
     }
     for field in ("period", "time_ns", "duration_ns"):  # int64 columns: refused, never cut
         if row[field] is not None and not -(1 << 63) <= row[field] < 1 << 63:
-            raise ValueError(f"the dataset's {field} is an int64, and this profile's "
-                             f"{row[field]} does not fit")
+            raise FormatError(f"the dataset's {field} is an int64, and this profile's "
+                              f"{row[field]} does not fit", path=f"profiles -> {field}")
     return pa.Table.from_pylist([row], schema=layout.PROFILES)
 
 

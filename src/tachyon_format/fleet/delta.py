@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
@@ -76,8 +77,30 @@ def append(location: str | os.PathLike, table: str,
 
     uri = table_uri(location, table)
     _retried(lambda: write_deltalake(
-        _table(uri), rows(), mode="append",
+        _table(uri), _as_stored(rows()), mode="append",
         commit_properties=CommitProperties(max_commit_retries=RETRIES)))
+
+
+def _as_stored(rows: pa.Table | pa.RecordBatchReader) -> pa.Table | pa.RecordBatchReader:
+    """*rows* with each uint64 column (a thread id, an address, a timestamp) as the int64 of
+    the same bits: Delta Lake has no unsigned type, its ``long`` stands for them, and
+    delta-rs refuses a value of 2**63 or more (a thread id of a Tachyon file, a kernel
+    address of a native frame) rather than wrap it. :func:`read` turns them back."""
+    unsigned = [i for i, field in enumerate(rows.schema) if field.type == pa.uint64()]
+    if not unsigned:
+        return rows
+    schema = rows.schema
+    for i in unsigned:
+        schema = schema.set(i, schema.field(i).with_type(pa.int64()))
+
+    def signed(batch: pa.RecordBatch) -> pa.RecordBatch:
+        columns = [pc.cast(column, pa.int64(), safe=False) if i in unsigned else column
+                   for i, column in enumerate(batch.columns)]
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+    if isinstance(rows, pa.Table):
+        return pa.Table.from_batches([signed(b) for b in rows.to_batches()], schema=schema)
+    return pa.RecordBatchReader.from_batches(schema, (signed(b) for b in rows))
 
 
 def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:
@@ -149,7 +172,12 @@ def read(location: str | os.PathLike, table: str, schema: pa.Schema,
     files is damaged."""
     found = scan(location, table, schema, files)
     try:
-        return found.to_table(filter=where).select(schema.names).cast(schema)
+        rows = found.to_table(filter=where).select(schema.names)
+        for i, field in enumerate(schema):  # (stored as int64 of the same bits: _as_stored)
+            if field.type == pa.uint64() and rows.schema.field(i).type == pa.int64():
+                rows = rows.set_column(i, field, pc.cast(rows.column(i), pa.uint64(),
+                                                         safe=False))
+        return rows.cast(schema)
     except Exception as exc:  # (pyarrow: ArrowInvalid, OSError, KeyError for a lost column)
         raise _damaged(table, exc) from None
 
