@@ -217,7 +217,7 @@ def exercise(data: bytes, max_seconds: float = 10.0, formats: list[str] | None =
             salvaged = salvaged or verb == "salvage" and read_failed
         except FormatError as exc:
             read_failed = read_failed or verb == "read"
-            read_ok = read_ok or verb == "read" and "(region offset" in str(exc)
+            read_ok = read_ok or verb == "read" and exc.region
         except Exception as exc:  # noqa: BLE001 - anything else is what we look for
             raise Crash(verb, name, exc) from exc
         _check_time(verb, name, started, max_seconds)

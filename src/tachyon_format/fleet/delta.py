@@ -64,6 +64,8 @@ def create(location: str | os.PathLike, table: str, schema: pa.Schema,
     from deltalake import DeltaTable
 
     uri = table_uri(location, table)
+    if DeltaTable.is_deltatable(uri):  # (every add asks: a look at the log, not an attempt)
+        return
     _retried(lambda: DeltaTable.create(uri, schema, mode="ignore", partition_by=partition_by))
 
 
