@@ -31,7 +31,7 @@ import numpy.typing as npt
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from . import SCHEMA_URL
 from .events import encode_events
 from .facts import EXTRAS_KEY, SpeedscopeFacts
@@ -45,11 +45,6 @@ GAP_FACTOR = 2
 intervals (a sampler's jitter), else for one interval (the thread was not sampled)."""
 
 
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`build`."""
-    data = build(profile, **options)
-    write_bytes(data, destination)
 
 
 def build(
@@ -285,3 +280,6 @@ def _interval_us(profile: Profile, interval_us: int | None, gaps: np.ndarray) ->
         values, counts = np.unique(gaps, return_counts=True)
         return int(values[np.argmax(counts)])
     return 1
+
+
+write = whole_file_writer(build)

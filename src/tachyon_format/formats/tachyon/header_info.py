@@ -20,6 +20,7 @@ from typing import Any
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
+from ..sources import loaded
 from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
 
@@ -73,24 +74,14 @@ def _ends(source) -> tuple[bytes, bytes, int]:
     """The header, the last ``STATS_SIZE + FOOTER_SIZE`` bytes (fewer in a small file) and
     the file size."""
     span = STATS_SIZE + FOOTER_SIZE
-    if isinstance(source, bytes | bytearray | memoryview):
-        data = memoryview(source).cast("B")
+    if not isinstance(source, str | os.PathLike | bytes | bytearray | memoryview):
+        raise NotPlain  # a stream: the full reader reads it once
+    with loaded(source, mapped=True) as file:  # (a path: only the two ends are paged in)
+        data = file.data
         size = len(data)
         if size < HEADER_SIZE + FOOTER_SIZE:
             raise NotPlain
         return bytes(data[:HEADER_SIZE]), bytes(data[max(0, size - span):]), size
-    if not isinstance(source, str | os.PathLike):
-        raise NotPlain  # a stream: the full reader reads it once
-    with open(source, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < HEADER_SIZE + FOOTER_SIZE:
-            raise NotPlain
-        head = f.read(HEADER_SIZE)
-        f.seek(max(0, size - span))
-        tail = f.read()
-    if len(head) != HEADER_SIZE or len(tail) != min(span, size):
-        raise NotPlain  # the file changed under us
-    return head, tail, size
 
 
 def _stats(tail: bytes, order: str, size: int) -> dict[str, float | None]:
