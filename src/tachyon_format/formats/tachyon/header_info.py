@@ -20,7 +20,7 @@ from typing import Any
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
-from ..sources import loaded
+from ..sources import Source, loaded
 from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
 
@@ -42,7 +42,7 @@ def sniff(head: bytes) -> bool:
     return spec.byte_order(head) is not None
 
 
-def info(source) -> dict[str, Any]:
+def info(source: Source) -> dict[str, Any]:
     """``BinaryReader.get_info()`` of a Tachyon file: here when the file is plain, else from
     the full reader (same dict, same errors)."""
     try:
@@ -53,7 +53,7 @@ def info(source) -> dict[str, Any]:
         return full_info(source)
 
 
-def plain_info(source) -> dict[str, Any]:
+def plain_info(source: Source) -> dict[str, Any]:
     """The facts of a well-formed L3 file by path or bytes; :class:`NotPlain` otherwise."""
     head, tail, size = _ends(source)
     order = spec.byte_order(head)
@@ -70,7 +70,7 @@ def plain_info(source) -> dict[str, Any]:
     return info_of(header, footer, _stats(tail, order, size))
 
 
-def _ends(source) -> tuple[bytes, bytes, int]:
+def _ends(source: Source) -> tuple[bytes, bytes, int]:
     """The header, the last ``STATS_SIZE + FOOTER_SIZE`` bytes (fewer in a small file) and
     the file size."""
     span = STATS_SIZE + FOOTER_SIZE
