@@ -27,8 +27,6 @@ from .costs import Costs, compute
 CREATOR = "tachyon-format"
 
 
-
-
 def dumps(profile: Profile, *, command: str | None = None) -> bytes:
     """The file's bytes (UTF-8 text). *command* fills the ``cmd:`` header line
     (KCachegrind's title); by default there is none."""

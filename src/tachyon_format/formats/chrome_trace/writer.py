@@ -34,8 +34,6 @@ COUNTED_STATUS = (("on_cpu", ThreadStatus.ON_CPU), ("has_gil", ThreadStatus.HAS_
 CATEGORY = "stack"
 
 
-
-
 def dumps(profile: Profile, *, interval_us: int | None = None, max_gap_us: int | None = None,
           status: bool = True) -> bytes:
     """The file's bytes (UTF-8 JSON, one event a line).

@@ -46,8 +46,6 @@ NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
 _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 
 
-
-
 def build(
     profile: Profile,
     *,

@@ -41,8 +41,6 @@ MODE_NAMES = {0: "wall", 1: "cpu", 2: "gil", 3: "all", 4: "exception"}
 _UNSET: Any = object()
 
 
-
-
 def dumps(profile: Profile, *, run_id: str | None = None, sample_interval_usec: int | None = None,
           mode: int | str | None = _UNSET) -> bytes:
     """The JSONL file's bytes.

@@ -45,8 +45,6 @@ GAP_FACTOR = 2
 intervals (a sampler's jitter), else for one interval (the thread was not sampled)."""
 
 
-
-
 def build(
     profile: Profile,
     *,
