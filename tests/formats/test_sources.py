@@ -11,7 +11,14 @@ import mmap
 import pytest
 
 from tachyon_format import FORMATS
-from tachyon_format.formats.sources import load, loaded, read_bytes, read_head, write_bytes
+from tachyon_format.formats.sources import (
+    load,
+    loaded,
+    read_bytes,
+    read_ends,
+    read_head,
+    write_bytes,
+)
 from tests.helpers.paths import DATA_DIR
 
 GOLDEN = DATA_DIR / "threads_wall_zstd.bin"
@@ -63,6 +70,14 @@ def test_the_head_of_a_stream_leaves_the_whole_to_read():
     assert head == data[:16] and rest == GOLDEN
     head, rest = read_head(data, 1 << 30)
     assert head == data and rest is data
+
+
+@pytest.mark.parametrize(("head", "tail"), [(64, 88), (16, 10_000), (10_000, 1)])
+def test_the_ends_of_a_path_or_bytes_and_none_of_a_stream(head, tail):
+    data = GOLDEN.read_bytes()
+    expected = (data[:head], data[max(0, len(data) - tail):], len(data))
+    assert read_ends(GOLDEN, head, tail) == read_ends(bytearray(data), head, tail) == expected
+    assert read_ends(io.BytesIO(data), head, tail) is None
 
 
 def test_bytes_go_to_a_path_or_a_stream(tmp_path):

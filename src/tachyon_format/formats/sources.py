@@ -1,8 +1,8 @@
 """What a reader takes as its input and a writer its output, for every format: the one
-:data:`Source` type, the one way to open it (:func:`load`; :func:`read_head` for a first
-look), the one :data:`Destination` type and the one way to write whole bytes to it
-(:func:`write_bytes`, :func:`whole_file_writer`); and what the readers of lists of frames
-share (the stack depth limit, gzip members)."""
+:data:`Source` type, the one way to open it (:func:`load`; :func:`read_head` and
+:func:`read_ends` for a look at its start or both ends), the one :data:`Destination` type
+and the one way to write whole bytes to it (:func:`write_bytes`, :func:`whole_file_writer`);
+and what the readers of lists of frames share (the stack depth limit, gzip members)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,23 @@ def output_stream(destination: Destination) -> Iterator[BinaryIO]:
         return
     with open(destination, "wb") as f:  # type: ignore[arg-type]
         yield f
+
+
+def read_ends(source: Source, head_size: int, tail_size: int) -> tuple[bytes, bytes, int] | None:
+    """The first *head_size* and last *tail_size* bytes of *source* (fewer of a shorter one)
+    and its size, reading no more of a path than that (a seek, not a memory map: several
+    times cheaper for a file's header and footer); None for a stream, which cannot be looked
+    at without being read whole."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(head_size)
+            f.seek(max(0, size - tail_size))
+            return head, f.read(), size
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = memoryview(source).cast("B")
+        return bytes(data[:head_size]), bytes(data[max(0, len(data) - tail_size):]), len(data)
+    return None
 
 
 def write_bytes(data: bytes, destination: Destination) -> None:

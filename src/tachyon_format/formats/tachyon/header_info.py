@@ -14,13 +14,12 @@ that the answer and every error are the same either way.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
-from ..sources import Source, loaded
+from ..sources import Source, read_ends
 from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
 
@@ -74,14 +73,15 @@ def _ends(source: Source) -> tuple[bytes, bytes, int]:
     """The header, the last ``STATS_SIZE + FOOTER_SIZE`` bytes (fewer in a small file) and
     the file size."""
     span = STATS_SIZE + FOOTER_SIZE
-    if not isinstance(source, str | os.PathLike | bytes | bytearray | memoryview):
+    ends = read_ends(source, HEADER_SIZE, span)
+    if ends is None:
         raise NotPlain  # a stream: the full reader reads it once
-    with loaded(source, mapped=True) as file:  # (a path: only the two ends are paged in)
-        data = file.data
-        size = len(data)
-        if size < HEADER_SIZE + FOOTER_SIZE:
-            raise NotPlain
-        return bytes(data[:HEADER_SIZE]), bytes(data[max(0, size - span):]), size
+    head, tail, size = ends
+    if size < HEADER_SIZE + FOOTER_SIZE:
+        raise NotPlain
+    if len(head) != HEADER_SIZE or len(tail) != min(span, size):
+        raise NotPlain  # the file changed under us
+    return head, tail, size
 
 
 def _stats(tail: bytes, order: str, size: int) -> dict[str, float | None]:
