@@ -10,7 +10,7 @@ is written compressed. The command line calls only these.
 
 from __future__ import annotations
 
-import io
+import contextlib
 import os
 import sys
 import zlib
@@ -19,14 +19,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import FormatError
 from .formats import FORMATS, Format, format_for_extension
-from .formats.sources import gunzip, read_bytes
+from .formats.sources import Destination, Source, gunzip, output_stream, read_bytes, read_head
 from .problems import Problem
 
 if TYPE_CHECKING:  # (the model needs numpy: it loads with the first verb that reads)
     from .model import Profile
-
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
-"""A path, the file's bytes, or a binary file object (read whole)."""
 
 SNIFF_SIZE = 4096
 """Bytes of the start of a file that sniffing looks at: every magic fits, and so does the
@@ -92,10 +89,6 @@ def iter_batches(source: Source, *, format: str | None = None,
     return batches(source, **options)
 
 
-Destination = str | os.PathLike | BinaryIO
-"""A path, ``"-"`` for standard output, or a binary file object."""
-
-
 def write(profile: Profile, destination: Destination, *, format: str | None = None,
           **options: Any) -> str:
     """Write *profile* to *destination* in *format* (default: from the path's extension, else
@@ -112,22 +105,13 @@ def write(profile: Profile, destination: Destination, *, format: str | None = No
         raise ValueError(f"the {chosen.name} writer has no option {unknown[0]!r} (its options:"
                          f" {known})")
     if not compress and isinstance(destination, str | os.PathLike) and destination != "-":
-        writer(profile, destination, **options)
+        writer(profile, destination, **options)  # (the writer's name-given defaults apply)
         return chosen.name
-    # writers take a path: write to a private temporary file, then copy (or gzip) it out
-    import tempfile  # (here: the usual write to a path never needs it)
-
-    with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
-        staged = os.path.join(scratch, chosen.file_name())
-        writer(profile, staged, **options)
-        with open(staged, "rb") as staged_file:
-            if destination == "-":
-                _copy_out(staged_file, sys.stdout.buffer, compress)
-            elif isinstance(destination, str | os.PathLike):
-                with open(destination, "wb") as out:
-                    _copy_out(staged_file, out, compress)
-            else:
-                _copy_out(staged_file, destination, compress)
+    with _output(destination, compress) as out:
+        if chosen.seeks:
+            _write_staged(chosen, writer, profile, out, options)
+        else:
+            writer(profile, out, **options)
     return chosen.name
 
 
@@ -224,15 +208,49 @@ def output_format(destination: str | os.PathLike) -> str:
     return chosen.name
 
 
-def _copy_out(staged: BinaryIO, out: BinaryIO, compress: bool) -> None:
-    import gzip
-    import shutil
+# -- where the bytes go --------------------------------------------------------------------
 
-    if compress:
-        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
-            shutil.copyfileobj(staged, packed, 1 << 20)
+
+@contextlib.contextmanager
+def _output(destination: Destination, compress: bool) -> Iterator[BinaryIO]:
+    """The one place a destination is opened for a writer: standard output for ``"-"``, the
+    path, or the caller's binary file (left open); gzip-compressing when *compress*. A path
+    whose writer fails is removed (no half file, nor an empty gzip stream, is left)."""
+    if destination == "-":
+        sys.stdout.flush()  # (text printed before comes first)
+        stream: Any = contextlib.nullcontext(sys.stdout.buffer)
     else:
-        shutil.copyfileobj(staged, out, 1 << 20)
+        stream = output_stream(destination)
+    try:
+        with stream as out:
+            if compress:
+                import gzip  # (here: only a .gz destination needs it)
+
+                with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
+                    yield packed  # type: ignore[misc]
+            else:
+                yield out
+            if destination == "-":
+                out.flush()
+    except BaseException:
+        if isinstance(destination, str | os.PathLike) and destination != "-":
+            with contextlib.suppress(OSError):
+                os.remove(destination)
+        raise
+
+
+def _write_staged(chosen: Format, writer: Any, profile: Profile, out: BinaryIO,
+                  options: dict[str, Any]) -> None:
+    """*writer*'s file copied to *out*: the writer of a format that seeks back in its file
+    (:attr:`Format.seeks`) writes a private temporary file."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tachyon-format-") as scratch:
+        staged = os.path.join(scratch, chosen.file_name())
+        writer(profile, staged, **options)
+        with open(staged, "rb") as staged_file:
+            shutil.copyfileobj(staged_file, out, 1 << 20)
 
 
 def _named(name: str) -> Format:
@@ -320,18 +338,7 @@ def _sniff_head(head: bytes) -> str | None:
 
 def _head(source: Source) -> tuple[bytes, Source]:
     """The first :data:`SNIFF_SIZE` bytes of *source*, and what to read the whole from."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(memoryview(source)[:SNIFF_SIZE]), source
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            return f.read(SNIFF_SIZE), source
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
-        return bytes(data[:SNIFF_SIZE]), io.BytesIO(data)
-    raise TypeError(f"expected a path, bytes or a binary file object, not "
-                    f"{type(source).__name__}")
+    return read_head(source, SNIFF_SIZE)
 
 
 _LOOKS_LIKE = (

@@ -35,7 +35,10 @@ class Format:
     cannot start from per-stack counts. ``read_aggregated``, where a format has it, reads
     straight into per-(thread, stack, status) counts. ``salvage``, where a format has it, is
     ``read(..., strict=False)``: what is readable in a broken file, with
-    ``extras["salvage"]`` listing what was lost."""
+    ``extras["salvage"]`` listing what was lost. ``seeks``: its writer goes back in its
+    file (a Tachyon header is written last), so it writes to a path; the verbs give it a
+    temporary file for any other destination (standard output, a file object, ``.gz``) and
+    copy that out; every other writer writes to any binary stream as it goes."""
 
     name: str
     description: str
@@ -43,6 +46,7 @@ class Format:
     package: str
     verbs: Mapping[str, str]
     timeline: bool = False
+    seeks: bool = False
 
     def verb(self, name: str) -> Callable[..., Any] | None:
         """The format's function for *name* (one of :data:`VERBS`), None if it has none."""
@@ -107,7 +111,8 @@ FORMATS: dict[str, Format] = {
                {"sniff": "sniff", "read": "reader:read",
                 "read_aggregated": "reader:read_aggregated", "iter_batches": "reader:iter_batches",
                 "write": "writer:write", "validate": "validation:validate",
-                "info": "header_info:info", "salvage": "salvage:read"}, timeline=True),
+                "info": "header_info:info", "salvage": "salvage:read"}, timeline=True,
+               seeks=True),
         Format("gperftools", "gperftools CPU profile (libprofiler, CPUPROFILE=...; pprof's "
                "legacy CPU format)", (".prof", ".cpu"), "tachyon_format.formats.gperftools",
                {"sniff": "sniff", "read": "reader:read", "write": "writer:write",

@@ -20,18 +20,11 @@ import numpy as np
 
 from tachyon_format.model import Profile
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from . import MAGIC
 from .costs import Costs, compute
 
 CREATOR = "tachyon-format"
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`dumps`."""
-    data = dumps(profile, **options)
-    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, command: str | None = None) -> bytes:
@@ -107,3 +100,6 @@ def _numbers(values) -> str:
 
 def _one_line(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
+
+
+write = whole_file_writer(dumps)

@@ -24,7 +24,7 @@ import numpy as np
 
 from tachyon_format.model import Profile, ThreadStatus
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from .slices import Timeline, interval_of, timeline
 
 COUNTED_STATUS = (("on_cpu", ThreadStatus.ON_CPU), ("has_gil", ThreadStatus.HAS_GIL),
@@ -32,13 +32,6 @@ COUNTED_STATUS = (("on_cpu", ThreadStatus.ON_CPU), ("has_gil", ThreadStatus.HAS_
                   ("has_exception", ThreadStatus.HAS_EXCEPTION))
 """The status bits drawn as counters, by their counter names."""
 CATEGORY = "stack"
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`dumps`."""
-    data = dumps(profile, **options)
-    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, interval_us: int | None = None, max_gap_us: int | None = None,
@@ -163,3 +156,6 @@ def _counters(line: Timeline, tracks: _Tracks):
                                       strict=True)):
         values = ",".join(f'"{name}":{column[j]}' for name, column in bits)
         yield f'{heads[row]}{ts},"args":{{{values}}}}}'
+
+
+write = whole_file_writer(dumps)

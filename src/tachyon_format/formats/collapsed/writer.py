@@ -24,7 +24,6 @@ aggregated one) gives the same output. :func:`collapsed_lines` is the same, line
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from itertools import pairwise
 
@@ -33,15 +32,17 @@ import numpy as np
 from tachyon_format.model import Profile, Stacks
 from tachyon_format.model.aggregate import group_count
 
+from ..sources import Destination, output_stream
 from .assemble import Lines
 from .frames import RenderedFrames, Style, render_frames
 
 
-def write(profile: Profile, destination: str | os.PathLike, **options) -> None:
-    """Write *profile* to the path *destination*; *options* as for :func:`dumps`."""
-    with open(destination, "wb") as f:
+def write(profile: Profile, destination: Destination, **options) -> None:
+    """Write *profile* to the path or binary file *destination*, a few thousand lines at a
+    time; *options* as for :func:`dumps`."""
+    with output_stream(destination) as out:
         for chunk in chunks(profile, **options):
-            f.write(chunk)
+            out.write(chunk)
 
 
 def dumps(profile: Profile, *, style: Style = "cpython", lines: bool = True,

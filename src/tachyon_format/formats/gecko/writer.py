@@ -38,7 +38,7 @@ import numpy as np
 from tachyon_format.model import Profile, ThreadStatus
 from tachyon_format.model.internal import visible_stacks
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from .markers import TRACKS, thread_markers, track_states
 from .tables import FrameRows, ThreadTables
 from .timeline import interval_ms, relative_ms
@@ -53,14 +53,6 @@ CATEGORIES = [
                         ("Exception", "lightblue"))
 ]
 """CPython's ``GECKO_CATEGORIES``; a category is an index into this list."""
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`build`."""
-    data = json.dumps(build(profile, **options), separators=(",", ":"),
-                      allow_nan=False).encode("utf-8")
-    write_bytes(data, destination)
 
 
 def build(profile: Profile, *, start_time_ms: float | None = None, pid: int | str | None = None,
@@ -220,3 +212,11 @@ def _thread(tid, main, tables, markers, sample_stacks, sample_times, index, pid)
             "phase": [1] * len(markers.name), "category": markers.category.tolist(),
             "length": len(markers.name)},
     }
+
+
+def json_bytes(document: dict) -> bytes:
+    """*document* as compact JSON, UTF-8 encoded, as CPython's gecko collector writes it."""
+    return json.dumps(document, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+write = whole_file_writer(build, json_bytes)

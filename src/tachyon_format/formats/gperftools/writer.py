@@ -30,7 +30,7 @@ from tachyon_format.model.aggregate import group_count
 from tachyon_format.schema import gperftools as spec
 from tachyon_format.schema.primitives import ByteOrder
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from .facts import EXTRAS_KEY, GperftoolsFacts
 from .java import parse_symbols, symbol_line
 from .maps import FAKE_MAPPING
@@ -44,13 +44,6 @@ real caller as a "signal frame" (``guard_frames``); pprof then cuts these two in
 NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
                "seconds": 1000_000_000}
 _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`build`."""
-    data = build(profile, **options)
-    write_bytes(data, destination)
 
 
 def build(
@@ -259,3 +252,6 @@ def _java_lines(profile: Profile, rows: np.ndarray, pc_of_row: np.ndarray):
 
 def _one_line(text: bytes) -> bytes:
     return text.replace(b"\r", b" ").replace(b"\n", b" ")
+
+
+write = whole_file_writer(build)

@@ -31,7 +31,7 @@ from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 from tachyon_format.model.internal import visible_stacks
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from .facts import EXTRAS_KEY, SCHEMA_VERSION, JsonlFacts
 
 CHUNK_SIZE = 256
@@ -39,13 +39,6 @@ CHUNK_SIZE = 256
 MODE_NAMES = {0: "wall", 1: "cpu", 2: "gil", 3: "all", 4: "exception"}
 """CPython's ``PROFILING_MODE_NAMES`` (another number is written as its decimal text)."""
 _UNSET: Any = object()
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`dumps`."""
-    data = dumps(profile, **options)
-    write_bytes(data, destination)
 
 
 def dumps(profile: Profile, *, run_id: str | None = None, sample_interval_usec: int | None = None,
@@ -203,3 +196,6 @@ def _mode_of(profile: Profile, facts: JsonlFacts | None) -> int | str | None:
 def _tachyon_info(profile: Profile) -> dict | None:
     tachyon = profile.extras.get("tachyon")
     return getattr(tachyon, "info", None)
+
+
+write = whole_file_writer(dumps)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,8 @@ from tachyon_format.model import (
 )
 from tachyon_format.problems import Problem
 
-from ..sources import check_stack_depths, problems_reading
+from ..sources import Source, check_stack_depths, problems_reading
+from ..sources import load as load_source
 from .compression import DEFAULT_MAX_SIZE, decompress
 from .facts import EXTRAS_KEY, INTERPRETER_ID, THREAD_ID, THREAD_STATUS, TIMESTAMP, PprofFacts
 from .labels import LabelColumns
@@ -51,22 +51,16 @@ from .wire import (
 INT32 = np.iinfo(np.int32)
 
 
-def load(source: Any, max_size: int = DEFAULT_MAX_SIZE) -> tuple[np.ndarray, str]:
+def load(source: Source, max_size: int = DEFAULT_MAX_SIZE) -> tuple[np.ndarray, str]:
     """The serialized message of *source* (path, bytes or binary file) as a uint8 array."""
-    if isinstance(source, str | os.PathLike):
-        with open(source, "rb") as f:
-            data = f.read()
-    elif isinstance(source, bytes | bytearray | memoryview):
-        data = source
-    else:
-        data = source.read()
+    data = load_source(source).data
     if len(data) == 0:
         raise fail("empty input (pprof: 'empty input file')", "Profile", 0)
     message, kind = decompress(data, max_size)
     return np.frombuffer(message, np.uint8), kind
 
 
-def read(source: Any, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
+def read(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
          max_strings: int = MAX_STRINGS, samples_per_chunk: int = 1 << 16) -> Profile:
     """The profile in *source*. Limits (docs/format/limits.md): ``max_size``, the
     decompressed size in bytes; ``max_samples`` and ``max_strings``, entries of the
@@ -294,7 +288,7 @@ def info_of(tables: Tables, meta: Meta, num_samples: int) -> dict[str, Any]:
     }
 
 
-def info(source: Any, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
+def info(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
          max_strings: int = MAX_STRINGS) -> dict[str, Any]:
     """Header-level facts: the tables and counts, without decoding a sample (the limits of
     :func:`read`)."""
@@ -309,7 +303,7 @@ def info(source: Any, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MA
     return facts
 
 
-def validate(source: Any, **options: Any) -> list[Problem]:
+def validate(source: Source, **options: Any) -> list[Problem]:
     """Every problem found reading *source* (the first that stops the reader: pprof's
     ``CheckValid`` and the decoder's checks, see ``validation.py``); never raises on
     malformed input, nor on a path that cannot be read."""

@@ -28,6 +28,7 @@ from tachyon_format.kernels.segments import unique_inverse
 from tachyon_format.model import SAMPLES_COUNT, Profile
 from tachyon_format.schema import pprof as spec
 
+from ..sources import Destination, output_stream
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
 from .facts import (
     EXTRAS_KEY,
@@ -50,7 +51,7 @@ VALUES_KEY = spec.key_of(spec.SAMPLE, "value")
 LABEL_KEYS = {name: spec.key_of(spec.LABEL, name) for name in ("key", "str", "num", "num_unit")}
 
 
-def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
+def write(profile: Profile, destination: Destination, *,
           compression: Compression | None = None, level: int | None = None,
           **options: Any) -> None:
     """Write *profile* as pprof to *destination* (a path or a binary file).
@@ -64,11 +65,8 @@ def write(profile: Profile, destination: str | os.PathLike | BinaryIO, *,
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, "
                          f"not {compression!r}")
     pieces = encode(profile, **options)
-    if isinstance(destination, str | os.PathLike):
-        with open(destination, "wb") as f:
-            _stream(pieces, f, compression, level)
-    else:
-        _stream(pieces, destination, compression, level)
+    with output_stream(destination) as out:
+        _stream(pieces, out, compression, level)
 
 
 def compression_for(destination) -> Compression:

@@ -9,8 +9,8 @@ from tachyon_format.errors import FormatError
 from tachyon_format.model import Profile
 from tachyon_format.problems import Problem
 
-from ..sources import problems_reading
-from .file import SAMPLED_MARKER, Source, load
+from ..sources import Source, problems_reading
+from .file import SAMPLED_MARKER, load
 
 
 def read(source: Source, **options: Any) -> Profile:

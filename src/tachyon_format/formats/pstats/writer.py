@@ -17,20 +17,13 @@ from typing import Any
 
 from tachyon_format.model import Profile
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from .stats import Function, FunctionStats, function_stats, interval_us_of
 
 SAMPLED_MARKER = ("__sampled__",)
 MICROSECONDS_PER_SECOND = 1_000_000
 
 StatsEntry = tuple[int, int, float, float, dict[Function, int]]
-
-
-def write(profile: Profile, destination: Destination, **options: Any) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`build`."""
-    data = marshal.dumps(build(profile, **options))
-    write_bytes(data, destination)
 
 
 def build(profile: Profile, *, interval_us: int | float | None = None,
@@ -63,3 +56,6 @@ def stats_dict(stats: FunctionStats, interval_us: int | float) -> dict[Function,
         for row, (function, direct, cumulative) in enumerate(zip(
             functions, stats.direct.tolist(), stats.cumulative.tolist(), strict=True))
     }
+
+
+write = whole_file_writer(build, marshal.dumps)

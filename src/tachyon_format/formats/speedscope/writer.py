@@ -31,7 +31,7 @@ import numpy.typing as npt
 from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 
-from ..sources import Destination, write_bytes
+from ..sources import whole_file_writer
 from . import SCHEMA_URL
 from .events import encode_events
 from .facts import EXTRAS_KEY, SpeedscopeFacts
@@ -43,13 +43,6 @@ EMPTY = "no samples"
 GAP_FACTOR = 2
 """Evented: a sample lasts until the thread's next one when that comes within this many
 intervals (a sampler's jitter), else for one interval (the thread was not sampled)."""
-
-
-def write(profile: Profile, destination: Destination, **options) -> None:
-    """Write *profile* to the path or binary file *destination*; *options* as for
-    :func:`build`."""
-    data = build(profile, **options)
-    write_bytes(data, destination)
 
 
 def build(
@@ -285,3 +278,6 @@ def _interval_us(profile: Profile, interval_us: int | None, gaps: np.ndarray) ->
         values, counts = np.unique(gaps, return_counts=True)
         return int(values[np.argmax(counts)])
     return 1
+
+
+write = whole_file_writer(build)

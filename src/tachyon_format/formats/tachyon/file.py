@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import mmap
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO
+from typing import Any
 
 from tachyon_format.errors import FormatError
 from tachyon_format.model import Frames, Strings
@@ -30,6 +29,7 @@ from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.plain import ByteOrder
 
+from ..sources import Source, load
 from . import zstd
 from .checks import (
     FOOTER_CHECKS,
@@ -57,8 +57,6 @@ from .tables import (
     read_strings,
     read_strings_until_problem,
 )
-
-Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO
 
 KEEP_REGION = 16 << 20
 """A zstd region up to this size, decompressed once to learn its size, is kept for decoding;
@@ -261,16 +259,10 @@ def open_file(
 
 
 def _load(source: Source) -> tuple[Any, str, mmap.mmap | None]:
-    if isinstance(source, bytes | bytearray | memoryview):
-        return memoryview(source).cast("B"), "<bytes>", None
-    if hasattr(source, "read"):
-        return memoryview(source.read()), getattr(source, "name", "<stream>"), None
-    path = os.fspath(source)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        run((TOO_SMALL,), Facts(size), "read")  # (mmap cannot map an empty file)
-        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return mapping, os.fsdecode(path), mapping
+    """The file's bytes (a path memory-mapped: a big file is never held), its name, and the
+    map to close."""
+    data, name, mapping = load(source, mapped=True)
+    return (data if mapping is not None else memoryview(data).cast("B")), name, mapping
 
 
 def info(source: Source) -> dict[str, Any]:

@@ -14,12 +14,12 @@ that the answer and every error are the same either way.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from tachyon_format.schema import tachyon_plain as plain
 from tachyon_format.schema import tachyon_values as spec
 
+from ..sources import Source, read_ends
 from .checks import FRAME_COUNT, HEADER_CHECKS, STRING_COUNT, Facts, l3_offsets_plausible, passes
 from .get_info import info_of
 
@@ -41,7 +41,7 @@ def sniff(head: bytes) -> bool:
     return spec.byte_order(head) is not None
 
 
-def info(source) -> dict[str, Any]:
+def info(source: Source) -> dict[str, Any]:
     """``BinaryReader.get_info()`` of a Tachyon file: here when the file is plain, else from
     the full reader (same dict, same errors)."""
     try:
@@ -52,7 +52,7 @@ def info(source) -> dict[str, Any]:
         return full_info(source)
 
 
-def plain_info(source) -> dict[str, Any]:
+def plain_info(source: Source) -> dict[str, Any]:
     """The facts of a well-formed L3 file by path or bytes; :class:`NotPlain` otherwise."""
     head, tail, size = _ends(source)
     order = spec.byte_order(head)
@@ -69,25 +69,16 @@ def plain_info(source) -> dict[str, Any]:
     return info_of(header, footer, _stats(tail, order, size))
 
 
-def _ends(source) -> tuple[bytes, bytes, int]:
+def _ends(source: Source) -> tuple[bytes, bytes, int]:
     """The header, the last ``STATS_SIZE + FOOTER_SIZE`` bytes (fewer in a small file) and
     the file size."""
     span = STATS_SIZE + FOOTER_SIZE
-    if isinstance(source, bytes | bytearray | memoryview):
-        data = memoryview(source).cast("B")
-        size = len(data)
-        if size < HEADER_SIZE + FOOTER_SIZE:
-            raise NotPlain
-        return bytes(data[:HEADER_SIZE]), bytes(data[max(0, size - span):]), size
-    if not isinstance(source, str | os.PathLike):
+    ends = read_ends(source, HEADER_SIZE, span)
+    if ends is None:
         raise NotPlain  # a stream: the full reader reads it once
-    with open(source, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < HEADER_SIZE + FOOTER_SIZE:
-            raise NotPlain
-        head = f.read(HEADER_SIZE)
-        f.seek(max(0, size - span))
-        tail = f.read()
+    head, tail, size = ends
+    if size < HEADER_SIZE + FOOTER_SIZE:
+        raise NotPlain
     if len(head) != HEADER_SIZE or len(tail) != min(span, size):
         raise NotPlain  # the file changed under us
     return head, tail, size

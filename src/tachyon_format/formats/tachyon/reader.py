@@ -26,9 +26,10 @@ from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.model import Frames, Meta, Profile, Samples, Stacks, Threads, ValueType
 from tachyon_format.schema import tachyon_values as spec
 
+from ..sources import Source
 from .checks import header_field
 from .facts import EXTRAS_KEY, Records, TachyonFacts
-from .file import Source, TachyonFile, open_file
+from .file import TachyonFile, open_file
 from .region import engines
 from .region.columns import GrowingColumns
 from .settings import MAX_DECOMPRESSED_SIZE

@@ -41,11 +41,11 @@ from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 from tachyon_format.schema.leb128 import U32_MAX
 
-from ..sources import read_bytes
+from ..sources import Source, read_bytes
 from . import zstd
 from .checks import header_field
 from .facts import EXTRAS_KEY, Records, TachyonFacts
-from .file import KILLED, Source, walk
+from .file import KILLED, walk
 from .reader import MAX_SAMPLES, meta_of
 from .reader import read as strict_read
 from .region.columns import GrowingColumns

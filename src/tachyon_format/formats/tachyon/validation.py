@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import mmap
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +33,10 @@ from tachyon_format.errors import FormatError
 from tachyon_format.problems import Problem
 from tachyon_format.schema import tachyon_values as spec
 
+from ..sources import Source, loaded
 from . import zstd
 from .checks import header_field
-from .file import Plan, Source, check_file
+from .file import Plan, check_file
 from .reader import iter_batches
 from .region_checks import walk_region
 from .salvage import killed_summary
@@ -78,28 +77,8 @@ def validate(source: Source, *, samples_per_batch: int = 1 << 20,
 @contextlib.contextmanager
 def _opened(source: Source) -> Iterator[Any]:
     """The file's bytes: a memory map for a path (none for an empty file), else the bytes."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        yield memoryview(source).cast("B")
-        return
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            raise TypeError("profiles are binary: open the file in binary mode ('rb')")
-        yield memoryview(bytes(data))
-        return
-    if not isinstance(source, str | os.PathLike):
-        raise TypeError(f"expected a path, bytes or a binary file object, not "
-                        f"{type(source).__name__}")
-    with open(source, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            yield b""
-            return
-        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        yield memoryview(mapping)
-    finally:
-        with contextlib.suppress(BufferError):  # (a view may outlive us; the GC unmaps it)
-            mapping.close()
+    with loaded(source, mapped=True) as file:
+        yield memoryview(file.data).cast("B")
 
 
 def _problems(data, batches: Batches, max_region_size: int) -> list[Problem]:
