@@ -6,8 +6,6 @@ sizes here, the issue's own sizes as slow tests. docs/format/limits.md lists the
 from __future__ import annotations
 
 import gzip
-import time
-import tracemalloc
 
 import pytest
 
@@ -15,23 +13,11 @@ import tachyon_format
 from tachyon_format.errors import LimitError
 from tachyon_format.formats.pprof.wire import MAX_STRINGS
 from tests.formats.pprof import hostile_files as hostile
+from tests.helpers.bounds import Bounded
 
 MIB = 1 << 20
 
 
-class Bounded:
-    """CPU time and peak traced memory (numpy's arrays included) of what runs inside; the
-    time bound is a hang guard, ten times what a run takes."""
-
-    def __enter__(self) -> Bounded:
-        tracemalloc.start()
-        self._start = time.process_time()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.seconds = time.process_time() - self._start
-        self.peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
 
 
 def message_size(data: bytes) -> int:

@@ -16,7 +16,7 @@ import io
 import construct as cs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tachyon_format.formats.tachyon import zstd
@@ -42,7 +42,9 @@ from tests.helpers.reference import requires_reference
 
 from .region.helpers import prefix
 from .region.oracles import (
+    ENCODED,
     NUM_FRAMES,
+    SETTINGS,
     Sample,
     encode,
     encoder_for,
@@ -52,9 +54,6 @@ from .region.oracles import (
     thread_samples,
 )
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
-ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
 INT32 = st.integers(-(2**31), 2**31 - 1)
 
 

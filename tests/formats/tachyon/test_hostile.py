@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-import time
-import tracemalloc
 from pathlib import Path
 from unittest import mock
 
@@ -35,6 +33,7 @@ from tests.formats.tachyon.region.helpers import (
     region_file,
 )
 from tests.formats.tachyon.test_differential import ENGINES, ours, theirs, verdict
+from tests.helpers.bounds import Bounded
 from tests.helpers.docs_pages import links_resolve, run_examples
 from tests.helpers.paths import REPO
 from tests.helpers.reference import requires_reference
@@ -44,20 +43,6 @@ NO_PROGRESS = ("zstd decompression error: Operation made no progress over multip
                " to output buffer being full")
 
 
-class Bounded:
-    """CPU time (of every thread of the process, so that a busy machine does not count) and
-    peak traced memory (numpy's arrays included) of what runs inside. The time bounds are
-    hang guards, ten times and more what a run takes; speed is tools/bench.py's."""
-
-    def __enter__(self) -> Bounded:
-        tracemalloc.start()
-        self._start = time.process_time()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.seconds = time.process_time() - self._start
-        self.peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
 
 
 def outcome(verb: str, data, **options) -> tuple[str, object, Bounded]:

@@ -8,6 +8,7 @@ import io
 from typing import NamedTuple
 
 import numpy as np
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
@@ -18,6 +19,10 @@ from tachyon_format.formats.tachyon.region.scan import Incomplete, Record, scan_
 from tachyon_format.formats.tachyon.region.threads import ThreadTable
 from tests.helpers.models import U64
 
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
+"""The stage tests' hypothesis settings (and the fewer examples of regions the encoder writes)."""
 NUM_FRAMES = 48  # frame indices the random stacks use: 0 .. NUM_FRAMES - 1
 # the errors that need the threads' state (commit's checks); the others are syntax (discover's)
 STATE_ERRORS = ("Shared count ", "Final stack depth ", "Invalid frame index",

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
@@ -37,6 +37,8 @@ from tests.helpers.models import U64
 
 from .helpers import assert_same, prefix, regions, uleb
 from .oracles import (
+    ENCODED,
+    SETTINGS,
     batch_of,
     encode,
     is_state_error,
@@ -45,10 +47,6 @@ from .oracles import (
     scan_records,
     thread_samples,
 )
-
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
-ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
 
 
 def facts_of(**kwargs) -> dict:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tachyon_format.formats.tachyon.region.discover import KnownThreads, discover
@@ -23,6 +23,8 @@ from tests.helpers.models import U64
 
 from .helpers import prefix, regions, uleb
 from .oracles import (
+    ENCODED,
+    SETTINGS,
     batch_rows,
     encode,
     is_state_error,
@@ -32,9 +34,6 @@ from .oracles import (
     thread_samples,
 )
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
-ENCODED = settings(SETTINGS, max_examples=40)  # (encoder regions: deep stacks, more records)
 THREAD_IDS = [1, 2, 0x7FFF12345678, U64]  # those of the random regions (helpers.record)
 
 
