@@ -6,7 +6,7 @@
   layer or above (so ``render`` and ``formats`` know nothing of each other).
 * ``kernels/`` know nothing of any format: they import numpy, each other and the format-free
   primitives of ``schema/primitives.py`` and ``schema/leb128.py`` only. ``model/`` imports
-  only itself and the kernels.
+  only itself, the kernels and ``_lazy`` (the names that load on first use).
 * ``formats/tachyon/region/`` never imports the file-level reader, writer or ``cpython_api``, and
   its reference decoder (``scan.py``) stands alone.
 * A format imports no other format: what two share lives in ``formats/sources.py``, the model
@@ -36,6 +36,7 @@ SRC = REPO / "src" / PACKAGE
 
 LAYER = {
     "errors": 0,
+    "_lazy": 0,
     "problems": 1,
     "schema": 0,
     "kernels": 1,
@@ -56,7 +57,7 @@ LAYER = {
 ONLY = {
     "kernels": ("tachyon_format.kernels", "tachyon_format.schema.primitives",
                 "tachyon_format.schema.leb128"),
-    "model": ("tachyon_format.model", "tachyon_format.kernels"),
+    "model": ("tachyon_format.model", "tachyon_format.kernels", "tachyon_format._lazy"),
     "analysis": ("tachyon_format.analysis", "tachyon_format.model", "tachyon_format.kernels",
                  "tachyon_format.errors"),
 }

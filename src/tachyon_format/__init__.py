@@ -16,6 +16,7 @@ load on first use, so that importing the package stays light.
 from typing import TYPE_CHECKING
 
 from ._api import convert, info, iter_batches, output_format, read, sniff, validate, write
+from ._lazy import lazy_attributes
 from .errors import FormatError
 from .formats import FORMATS, Format
 from .problems import Problem
@@ -80,17 +81,4 @@ _LAZY = {
 """Names whose modules need numpy or construct: they load on first use, so that ``import
 tachyon_format`` (and the command line's ``--help``) costs a few milliseconds."""
 
-
-def __getattr__(name: str):
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

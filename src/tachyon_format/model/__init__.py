@@ -7,6 +7,7 @@ status filters), loads no numpy.
 
 from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .thread_status import ThreadStatus
 
 if TYPE_CHECKING:
@@ -46,17 +47,4 @@ _LAZY = {
 }
 """Names whose modules need numpy, by module."""
 
-
-def __getattr__(name: str):
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

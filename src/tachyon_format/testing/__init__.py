@@ -9,6 +9,8 @@ nothing at start-up (numpy loads with the first helper that needs it).
 
 from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
+
 if TYPE_CHECKING:
     from .builder import ProfileBuilder
     from .equality import assert_profiles_equal
@@ -20,17 +22,4 @@ __all__ = ["Frame", "ProfileBuilder", "assert_profiles_equal", "assert_valid"]
 _LAZY = {"ProfileBuilder": "builder", "assert_profiles_equal": "equality", "Frame": "notation",
          "assert_valid": "validity"}
 
-
-def __getattr__(name: str):
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
