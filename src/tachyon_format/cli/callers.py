@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import filters, progress
+from . import arguments, filters, progress
 from .rows import BY, print_json, shown
 
 
@@ -17,15 +17,14 @@ def add_parser(commands) -> None:
             description=f"{what.capitalize()}: per function (or line, file, opcode), the "
             "samples whose stack has that call. FUNCTION is a regular expression matched "
             "against the whole function name.")
-        parser.add_argument("file", metavar="FILE", help="a profile of any format the library "
-                            "reads ('-': standard input)")
+        arguments.add_profile(parser)
         parser.add_argument("function", metavar="FUNCTION", type=filters.regex,
                             help="a regular expression of the whole function name")
         parser.add_argument("--in-file", metavar="REGEX", type=filters.regex,
                             help="only functions whose file name matches REGEX")
         parser.add_argument("-n", "--limit", type=int, default=20, help="rows (default 20)")
         parser.add_argument("--by", choices=BY, default="function")
-        parser.add_argument("--sample-type", help="the value to count (default: samples)")
+        arguments.add_sample_type(parser)
         parser.add_argument("--json", action="store_true", help="one JSON object per row")
         filters.add_arguments(parser)
         progress.add_option(parser)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import filters, progress
+from . import arguments, filters, progress
 from .rows import BY, print_json
 
 
@@ -20,7 +20,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--by", choices=BY, default="function")
     parser.add_argument("--sort", choices=("self", "cumulative"), default="self",
                         help="order by the change of this share (largest first)")
-    parser.add_argument("--sample-type", help="the value to compare (default: samples)")
+    arguments.add_sample_type(parser, "compare")
     parser.add_argument("--force", action="store_true",
                         help="compare profiles of different sampling modes")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")

@@ -4,9 +4,8 @@ one profile or of its difference from a baseline."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from . import progress, streams
+from . import arguments, progress, streams
 
 
 def add_parser(commands) -> None:
@@ -14,21 +13,16 @@ def add_parser(commands) -> None:
         "flamegraph", help="an interactive flame graph page (or --svg) of any profile",
         description="Write a self-contained flame graph of FILE (any format the library "
         "reads): click to zoom, search, tooltips with self and total samples.")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
-                        "('-': standard input)")
-    parser.add_argument("-o", "--output", required=True,
-                        help="the .html (or .svg) to write ('-': standard output)")
+    arguments.add_profile(parser)
+    arguments.add_page(parser, "the .html (or .svg) to write ('-': standard output)")
     parser.add_argument("--svg", action="store_true", help="a static SVG instead of a page")
     parser.add_argument("--diff", metavar="BASELINE",
                         help="colour by the change from BASELINE (shares of each total)")
     parser.add_argument("--force", action="store_true",
                         help="with --diff: compare profiles of different sampling modes")
     parser.add_argument("--icicle", action="store_true", help="the root at the top")
-    parser.add_argument("--title", help="the page's title")
-    parser.add_argument("--sample-type", help="the value to draw (default: samples)")
-    parser.add_argument("--profiler-frames", action="store_true",
-                        help="keep the profiler's own frames (left out, as CPython does)")
-    streams.add_browser_option(parser)
+    arguments.add_sample_type(parser, "draw")
+    arguments.add_profiler_frames(parser)
     progress.add_option(parser)
     parser.set_defaults(run=run)
 
@@ -56,7 +50,5 @@ def run(args: argparse.Namespace) -> int:
             pictures.flamegraph_svg(profile, output, **options)
         else:
             pictures.flamegraph(profile, output, icicle=args.icicle, **options)
-    if args.output != "-":
-        print(f"{args.file} -> {args.output}", file=sys.stderr)
-    streams.open_in_browser(args, args.output)
+    arguments.page_written(args)
     return 0

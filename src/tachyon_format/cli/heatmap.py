@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import progress, streams
+from . import arguments, progress, streams
 
 
 def add_parser(commands) -> None:
@@ -16,15 +16,12 @@ def add_parser(commands) -> None:
         description="Write a line-level heat map of FILE into DIR: index.html lists the "
         "source files by samples, and a page per file shows its source (read from the path the "
         "profile recorded, where it exists here) with each line's self and cumulative samples.")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format with line numbers "
-                        "('-': standard input)")
-    parser.add_argument("-o", "--output", metavar="DIR", required=True,
-                        help="the directory to write the pages into (created if needed)")
-    parser.add_argument("--title", help="the index page's title")
-    parser.add_argument("--sample-type", help="the value to count (default: samples)")
-    parser.add_argument("--profiler-frames", action="store_true",
-                        help="keep the profiler's own frames (left out, as CPython does)")
-    streams.add_browser_option(parser)
+    arguments.add_profile(parser, "a profile of any format with line numbers ('-': standard "
+                          "input)")
+    arguments.add_page(parser, "the directory to write the pages into (created if needed)",
+                       "the index page's title", metavar="DIR")
+    arguments.add_sample_type(parser)
+    arguments.add_profiler_frames(parser)
     progress.add_option(parser)
     parser.set_defaults(run=run)
 

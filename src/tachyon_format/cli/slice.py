@@ -8,15 +8,14 @@ import sys
 
 import tachyon_format
 
-from . import filters, progress, streams
+from . import arguments, filters, progress, streams
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "slice", help="keep the samples in a time window, of some threads or statuses, or "
         "matching a function; write them in any format")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
-                        "('-': standard input)")
+    arguments.add_profile(parser)
     parser.add_argument("output", metavar="OUT", help="where to write ('-': standard output)")
     parser.add_argument("--to", metavar="FORMAT", choices=list(tachyon_format.FORMATS),
                         help="the output format (default: from OUT's name)")

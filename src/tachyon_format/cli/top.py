@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import filters, progress
+from . import arguments, filters, progress
 from .rows import BY, print_json, shown
 
 
@@ -14,15 +14,13 @@ def add_parser(commands) -> None:
         "top", help="the functions with the most samples (self or cumulative)",
         description="The top functions of FILE (any format the library reads). The "
         "profiler's own frames are left out, as CPython's --pstats leaves them out.")
-    parser.add_argument("file", metavar="FILE", help="a profile of any format the library reads "
-                        "('-': standard input)")
+    arguments.add_profile(parser)
     parser.add_argument("-n", "--limit", type=int, default=20, help="rows (default 20)")
     parser.add_argument("--by", choices=BY, default="function",
                         help="what a row is (default: function)")
     parser.add_argument("--sort", choices=("self", "cumulative"), default="self")
-    parser.add_argument("--sample-type", help="the value to count (default: samples)")
-    parser.add_argument("--profiler-frames", action="store_true",
-                        help="keep the profiler's own frames")
+    arguments.add_sample_type(parser)
+    arguments.add_profiler_frames(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     filters.add_arguments(parser)
     progress.add_option(parser)
