@@ -83,3 +83,15 @@ def test_a_real_profile_with_invalid_utf8_keeps_its_bytes():
 def test_rows_of_finds_the_entries_with_those_bytes(items, raw):
     strings = Strings.from_raw(items)
     assert strings.rows_of(raw).tolist() == [i for i, item in enumerate(items) if item == raw]
+
+
+@given(st.lists(st.binary(max_size=3), max_size=12), st.data())
+def test_text_ids_are_equal_exactly_for_entries_that_show_alike(items, data):
+    strings = Strings.from_raw(items)
+    shown = [*strings.texts(), ""]  # an index past the table shows as ""
+    indices = data.draw(st.lists(st.integers(0, len(items) + 3), max_size=20))
+    ids = strings.text_ids(np.array(indices, np.int64)).tolist()
+    for index, id_ in zip(indices, ids, strict=True):
+        text = shown[min(index, len(items))]
+        assert id_ == (strings.index(text) if text in strings else len(items))
+    assert strings.text_ids(len(items)) == strings.text_ids(len(items) + 7)

@@ -61,22 +61,19 @@ def frame_keys(profile: Profile, by: By = "function") -> FrameKeys:
     """Every frame row's key under the grouping *by*, and the distinct keys' values."""
     fields = fields_of(by)
     frames = profile.frames
-    texts = [*profile.strings.texts(), ""]  # (the last for an index past the table)
-    first: dict[str, int] = {}
-    same_text = np.fromiter((first.setdefault(t, i) for i, t in enumerate(texts)), np.int64,
-                            len(texts))
-    last = len(texts) - 1
+    strings = profile.strings
+    texts = [*strings.texts(), ""]  # (the last for the id of an index past the table)
     codes: list[np.ndarray] = []
     for name in fields:
         column = getattr(frames, name).astype(np.int64)
         if name in ("filename", "funcname"):
-            column = same_text[np.minimum(column, last)]
+            column = strings.text_ids(column)
         elif name == "lineno":
             column = np.where(column == -1, 0, column)
         codes.append(column)
     native = frames.address is not None and "funcname" in fields
     if native:  # an unnamed native frame is named by its address
-        unnamed = same_text[np.minimum(frames.funcname.astype(np.int64), last)] == first[""]
+        unnamed = strings.text_ids(frames.funcname) == strings.text_ids(len(strings))
         codes.append(np.where(unnamed, frames.address, 0).astype(np.int64))
     n = len(frames.lineno)
     if n == 0:

@@ -24,7 +24,7 @@ class Strings(Sequence[str]):
     ``strings[i]``. Entries may repeat and may overlap in the buffer (a reader can point into
     a table as stored, length prefixes and all)."""
 
-    __slots__ = ("_buffer", "_starts", "_ends", "_texts", "_index")
+    __slots__ = ("_buffer", "_starts", "_ends", "_texts", "_index", "_text_ids")
 
     def __init__(
         self,
@@ -44,6 +44,7 @@ class Strings(Sequence[str]):
         self._ends = ends
         self._texts: list[str] | None = None
         self._index: dict[str, int] | None = None
+        self._text_ids: npt.NDArray[np.int64] | None = None
 
     @classmethod
     def from_raw(cls, items: Iterable[bytes]) -> Strings:
@@ -90,14 +91,29 @@ class Strings(Sequence[str]):
         """The first entry that shows as *text* (``ValueError`` if none)."""
         if start or stop is not None:
             return super().index(text, start, len(self) if stop is None else stop)
+        try:
+            return self._first_entries()[text]
+        except KeyError:
+            raise ValueError(f"{text!r} is not in the string table") from None
+
+    def text_ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Per string index of *indices*, a number for its text: the first entry that shows
+        as that text, so that texts compare as numbers (entries of different bytes that show
+        alike share one). An index past the table stands for the empty text: its number is
+        that of the first empty entry, or ``len(self)`` without one."""
+        if self._text_ids is None:
+            first = self._first_entries()
+            ids = np.fromiter((first[t] for t in self.texts()), np.int64, len(self))
+            self._text_ids = np.append(ids, first.get("", len(self)))
+        return self._text_ids[np.minimum(np.asarray(indices, np.int64), len(self))]
+
+    def _first_entries(self) -> dict[str, int]:
+        """Per text, the first entry that shows as it."""
         if self._index is None:
             self._index = {}
             for i, t in enumerate(self.texts()):
                 self._index.setdefault(t, i)
-        try:
-            return self._index[text]
-        except KeyError:
-            raise ValueError(f"{text!r} is not in the string table") from None
+        return self._index
 
     def __contains__(self, text: object) -> bool:
         try:

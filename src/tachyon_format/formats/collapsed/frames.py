@@ -53,20 +53,18 @@ def render_frames(profile: Profile, style: Style = "cpython", lines: bool = True
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
     frames = profile.frames
-    texts = [*profile.strings.texts(), ""]  # (the last one for indices past the table)
-    first: dict[str, int] = {}
-    same_text = np.fromiter((first.setdefault(t, i) for i, t in enumerate(texts)), np.int64,
-                            len(texts))
-    last = len(texts) - 1
-    file_id = same_text[np.minimum(frames.filename.astype(np.int64), last)]
-    name_id = same_text[np.minimum(frames.funcname.astype(np.int64), last)]
+    strings = profile.strings
+    texts = [*strings.texts(), ""]  # (the last one for the id of an index past the table)
+    file_id = strings.text_ids(frames.filename)
+    name_id = strings.text_ids(frames.funcname)
     # CPython: a frame without a location (lineno -1) has line 0 (collector.extract_lineno)
     line = np.where(frames.lineno == -1, 0, frames.lineno).astype(np.int64)
     columns = [name_id] if style == "function" else [file_id, line if lines else 0 * line,
                                                       name_id]
     native = frames.address is not None
     if native:  # an unnamed native frame is named by its address
-        columns.append(np.where(name_id == first[""], frames.address, 0).astype(np.int64))
+        unnamed = name_id == strings.text_ids(len(strings))
+        columns.append(np.where(unnamed, frames.address, 0).astype(np.int64))
     if not len(line):
         return RenderedFrames(np.zeros(0, np.int64), np.zeros(0, bool), [])
     _, rows, key = np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
