@@ -17,6 +17,7 @@ import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,6 +104,13 @@ class Format:
         return self.verb("write") is not None
 
 
+READ_WRITE = MappingProxyType({"sniff": "sniff", "read": "reader:read", "write": "writer:write",
+                               "validate": "reader:validate", "info": "reader:info"})
+"""The verbs of a format read by ``reader.py`` (which also validates and tells the facts of a
+file) and written by ``writer.py``."""
+WRITE_ONLY = MappingProxyType({"sniff": "sniff", "write": "writer:write"})
+"""The verbs of a format the library writes (``writer.py``) but does not read."""
+
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
@@ -119,40 +127,28 @@ FORMATS: dict[str, Format] = {
                 "validate": "validation:validate", "info": "reader:info"}),
         Format("chrome-trace", "Chrome trace event JSON (chrome://tracing, Perfetto): a "
                "timeline of stack slices per thread", (".trace.json",),
-               "tachyon_format.formats.chrome_trace",
-               {"sniff": "sniff", "write": "writer:write"}, timeline=True),
+               "tachyon_format.formats.chrome_trace", WRITE_ONLY, timeline=True),
         Format("callgrind", "callgrind profile (KCachegrind, QCachegrind, callgrind_annotate)",
-               ("callgrind.out.*", ".callgrind"), "tachyon_format.formats.callgrind",
-               {"sniff": "sniff", "write": "writer:write"}),
+               ("callgrind.out.*", ".callgrind"), "tachyon_format.formats.callgrind", WRITE_ONLY),
         Format("pstats", "pstats: the marshal'd statistics dict of profile/cProfile and of "
                "CPython 3.15's sampling profiler (replay --pstats -o); written, not read",
-               (".pstats",), "tachyon_format.formats.pstats",
-               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
-                "validate": "reader:validate", "info": "reader:info"}),
+               (".pstats",), "tachyon_format.formats.pstats", READ_WRITE),
         Format("speedscope", "speedscope JSON (https://www.speedscope.app): sampled and "
                "evented profiles, one per thread", (".speedscope.json",),
-               "tachyon_format.formats.speedscope",
-               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
-                "validate": "reader:validate", "info": "reader:info"}),
+               "tachyon_format.formats.speedscope", READ_WRITE),
         Format("gecko", "Firefox Profiler's Gecko profile JSON, as CPython's replay --gecko "
                "writes it (write only)", (".gecko.json",), "tachyon_format.formats.gecko",
-               {"sniff": "sniff", "write": "writer:write"}, timeline=True),
+               WRITE_ONLY, timeline=True),
         Format("jsonl", "CPython's JSON Lines export (profiling.sampling replay --jsonl): "
                "frame table with per-frame self and cumulative counts", (".jsonl",),
-               "tachyon_format.formats.jsonl",
-               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
-                "validate": "reader:validate", "info": "reader:info"}),
+               "tachyon_format.formats.jsonl", READ_WRITE),
         Format("collapsed", "collapsed (folded) stacks: `frame;frame;... count` lines "
                "(CPython's --collapsed, flamegraph.pl, py-spy, speedscope)",
                (".collapsed", ".folded", ".collapsed.txt", ".folded.txt"),
-               "tachyon_format.formats.collapsed",
-               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
-                "validate": "reader:validate", "info": "reader:info"}),
+               "tachyon_format.formats.collapsed", READ_WRITE),
         Format("pprof", "pprof profile.proto: a Profile message, gzip'd, zstd'd or raw "
                "(go tool pprof, Pyroscope, Parca, Datadog)",
-               (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof",
-               {"sniff": "sniff", "read": "reader:read", "write": "writer:write",
-                "validate": "reader:validate", "info": "reader:info"}),
+               (".pb.gz", ".pb.zst", ".pprof", ".pb"), "tachyon_format.formats.pprof", READ_WRITE),
     )
 }
 """Formats by name, in the order content sniffing tries them (pprof last: a raw protobuf
