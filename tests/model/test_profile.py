@@ -79,3 +79,22 @@ def test_to_arrow():
     table = profile.to_arrow()
     assert isinstance(table, pa.Table)
     assert table.num_rows == len(profile.samples)
+
+
+@pytest.mark.parametrize(("period_type", "period", "ns"), [
+    (ValueType("cpu", "nanoseconds"), 1_000_000, 1_000_000),
+    (ValueType("wall", "microseconds"), 250, 250_000),
+    (ValueType("cpu", "milliseconds"), 10, 10_000_000),
+    (ValueType("wall", "seconds"), 2, 2_000_000_000),
+    (ValueType("space", "bytes"), 524_288, None),  # (a heap profile's period is no time)
+    (ValueType("cpu", "nanoseconds"), 0, None),
+    (None, 1000, None),
+])
+def test_period_ns_is_the_period_in_a_unit_of_time(period_type, period, ns):
+    assert Meta(period_type=period_type, period=period).period_ns() == ns
+
+
+def test_a_real_profile_s_period_is_its_sampling_interval():
+    profile = tachyon_format.read(DATA_DIR / "threads_wall_zstd.bin")
+    info = tachyon_format.info(DATA_DIR / "threads_wall_zstd.bin")
+    assert profile.meta.period_ns() == info["sample_interval_us"] * 1000

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tachyon_format.model import Profile
+from tachyon_format.model import NS_PER_UNIT, Profile
 
 from .functions import function_table, grouped_stacks
 from .keys import By, fields_of
 from .table import Table
-
-NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1_000, "milliseconds": 1_000_000,
-               "seconds": 1_000_000_000}
 
 
 class DiffError(ValueError):
@@ -70,10 +67,8 @@ def seconds_per_value(profile: Profile, sample_type: str | None = None) -> float
 
 def period_ms(profile: Profile) -> float:
     """Milliseconds one sample stands for (NaN when unknown)."""
-    period_type = profile.meta.period_type
-    if period_type is None or profile.meta.period <= 0 or period_type.unit not in NS_PER_UNIT:
-        return float("nan")
-    return profile.meta.period * NS_PER_UNIT[period_type.unit] / 1e6
+    ns = profile.meta.period_ns()
+    return float("nan") if ns is None else ns / 1e6
 
 
 def diff(base: Profile, other: Profile, by: By = "function", *,

@@ -12,6 +12,7 @@ from .thread_status import ThreadStatus
 
 if TYPE_CHECKING:
     from .profile import (
+        NS_PER_UNIT,
         SAMPLES_COUNT,
         Frames,
         Mappings,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from .strings import Strings
 
 __all__ = [
+    "NS_PER_UNIT",
     "SAMPLES_COUNT",
     "Frames",
     "Mappings",
@@ -40,8 +42,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    **dict.fromkeys(("SAMPLES_COUNT", "Frames", "Mappings", "Meta", "Profile", "Samples",
-                     "Threads", "ValueType"), "profile"),
+    **dict.fromkeys(("NS_PER_UNIT", "SAMPLES_COUNT", "Frames", "Mappings", "Meta", "Profile",
+                     "Samples", "Threads", "ValueType"), "profile"),
     **dict.fromkeys(("Stacks", "StackTuples"), "stacks"),
     "Strings": "strings",
 }

@@ -123,6 +123,9 @@ class ValueType:
 
 
 SAMPLES_COUNT = ValueType("samples", "count")
+NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1_000, "milliseconds": 1_000_000,
+               "seconds": 1_000_000_000}
+"""Nanoseconds in one of each unit of time a value may be in (pprof's unit names)."""
 
 
 @dataclass
@@ -153,6 +156,13 @@ class Meta:
                 return index
         names = ", ".join(v.type for v in self.sample_types)
         raise UnknownSampleType(f"no sample type {name!r} (this profile has: {names})")
+
+    def period_ns(self) -> int | None:
+        """The sampling period in nanoseconds; None when there is none in a unit of time."""
+        unit = self.period_type.unit if self.period_type is not None else None
+        if self.period <= 0 or unit not in NS_PER_UNIT:
+            return None
+        return self.period * NS_PER_UNIT[unit]
 
 
 class UnknownSampleType(KeyError, ValueError):

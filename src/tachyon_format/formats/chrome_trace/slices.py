@@ -50,12 +50,8 @@ class Timeline:
 
 def interval_of(profile: Profile) -> int | None:
     """The sampling interval in whole microseconds, from ``profile.meta``; None if unknown."""
-    meta = profile.meta
-    scale = {"nanoseconds": 1e-3, "microseconds": 1.0, "milliseconds": 1e3, "seconds": 1e6}
-    unit = meta.period_type.unit if meta.period_type is not None else None
-    if meta.period <= 0 or unit not in scale:
-        return None
-    return max(1, round(meta.period * scale[unit]))
+    period_ns = profile.meta.period_ns()
+    return None if period_ns is None else max(1, round(period_ns / 1000))
 
 
 def function_ids(profile: Profile) -> npt.NDArray[np.int64]:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from tachyon_format.kernels.counted_records import encode_counted_records
 from tachyon_format.kernels.segments import decode_ragged_ranges
-from tachyon_format.model import Profile
+from tachyon_format.model import NS_PER_UNIT, Profile
 from tachyon_format.model.aggregate import group_count
 from tachyon_format.schema import gperftools as spec
 from tachyon_format.schema.primitives import ByteOrder
@@ -41,8 +41,6 @@ GUARD_PCS = (0x1, 0x2)
 """The two placeholder pcs written right after each leaf when pprof would otherwise cut a
 real caller as a "signal frame" (``guard_frames``); pprof then cuts these two instead."""
 
-NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
-               "seconds": 1000_000_000}
 _HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
 
 
@@ -113,11 +111,12 @@ def _period_us(profile: Profile, period_us: int | None) -> int:
             raise ValueError("period_us must be above 0 (pprof rejects a period of 0)")
         return int(period_us)
     meta = profile.meta
-    unit = meta.period_type.unit if meta.period_type is not None else None
-    if meta.period <= 0 or unit not in NS_PER_UNIT:
+    period_ns = meta.period_ns()
+    if period_ns is None:
+        unit = meta.period_type.unit if meta.period_type is not None else None
         raise ValueError("the profile has no sampling period in a unit of time "
                          f"({meta.period} {unit}); pass period_us=")
-    return max(1, round(meta.period * NS_PER_UNIT[unit] / 1000))
+    return max(1, round(period_ns / 1000))
 
 
 def _counts(profile: Profile, period_us: int) -> npt.NDArray[np.int64]:

@@ -33,9 +33,6 @@ from tachyon_format.model import Profile
 from tachyon_format.model.aggregate import group_count
 from tachyon_format.model.internal import internal_frames
 
-NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1_000, "milliseconds": 1_000_000,
-               "seconds": 1_000_000_000}
-
 Function = tuple[str, int, str]
 """A pstats key: ``(filename, lineno, funcname)``."""
 
@@ -71,10 +68,9 @@ def interval_us_of(profile: Profile) -> int | float:
     info = getattr(facts, "info", None)
     if isinstance(info, dict) and info.get("sample_interval_us") is not None:
         return info["sample_interval_us"]
-    period_type = profile.meta.period_type
-    if period_type is None or period_type.unit not in NS_PER_UNIT or profile.meta.period <= 0:
+    ns = profile.meta.period_ns()
+    if ns is None:
         return 0
-    ns = profile.meta.period * NS_PER_UNIT[period_type.unit]
     return ns // 1000 if ns % 1000 == 0 else ns / 1000
 
 

@@ -33,8 +33,6 @@ from . import SCHEMA_URL
 
 UNITS = ("none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes")
 """The values of a profile's ``unit`` (the schema's ``ValueUnit``)."""
-NS_PER_UNIT = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 1000_000,
-               "seconds": 1000_000_000}
 MAX_INT = 2**63 - 1
 MAX_AT = 2**62
 """Event times above this (in magnitude) are refused, so that every difference fits 64 bits."""

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.model import (
+    NS_PER_UNIT,
     SAMPLES_COUNT,
     Frames,
     Meta,
@@ -193,7 +194,7 @@ def _value_columns(facts: list[ProfileFacts], weights: list[np.ndarray]):
     whole numbers, else in nanoseconds, rounded). Rows of a profile in another unit hold 0
     there. Fractional weights in ``none`` or ``bytes`` have no whole-number form and are
     refused (:class:`FormatError`), never rounded."""
-    timed = {p.unit for p in facts if p.unit in ff.NS_PER_UNIT}
+    timed = {p.unit for p in facts if p.unit in NS_PER_UNIT}
     whole = all(w.dtype.kind == "i" or bool(np.all(np.mod(w, 1) == 0))
                 for p, w in zip(facts, weights, strict=True) if p.unit in timed)
     time_unit = next(iter(timed)) if len(timed) == 1 and whole else "nanoseconds"
@@ -209,7 +210,7 @@ def _value_columns(facts: list[ProfileFacts], weights: list[np.ndarray]):
     for p, w, column in zip(facts, weights, columns, strict=True):
         where = f"profiles[{p.thread}].{'weights' if p.type == 'sampled' else 'events'}"
         if p.unit in timed:
-            w = w * (ff.NS_PER_UNIT[p.unit] / ff.NS_PER_UNIT[time_unit]) \
+            w = w * (NS_PER_UNIT[p.unit] / NS_PER_UNIT[time_unit]) \
                 if p.unit != time_unit else w
         if w.dtype.kind == "f":
             if not np.all(np.mod(w, 1) == 0) and p.unit not in timed:
@@ -226,10 +227,10 @@ def _value_columns(facts: list[ProfileFacts], weights: list[np.ndarray]):
 def _timestamps(facts: list[ProfileFacts], starts: list[np.ndarray | None]):
     """Microseconds of each interval's start, when every profile is evented in a unit of
     time and no time is negative; else None."""
-    if not facts or any(s is None or p.unit not in ff.NS_PER_UNIT
+    if not facts or any(s is None or p.unit not in NS_PER_UNIT
                         for p, s in zip(facts, starts, strict=True)):
         return None
-    us = [np.rint(s * (ff.NS_PER_UNIT[p.unit] / 1000)) for p, s in zip(facts, starts,
+    us = [np.rint(s * (NS_PER_UNIT[p.unit] / 1000)) for p, s in zip(facts, starts,
                                                                        strict=True)]
     joined = np.concatenate(us) if us else np.zeros(0)
     if joined.size and (joined.min() < 0 or joined.max() >= 2.0**64):

@@ -35,7 +35,7 @@ from ..sources import whole_file_writer
 from . import SCHEMA_URL
 from .events import encode_events
 from .facts import EXTRAS_KEY, SpeedscopeFacts
-from .file import NS_PER_UNIT, UNITS
+from .file import UNITS
 
 EXPORTER = "tachyon-format"
 NO_THREAD = "samples without a thread"
@@ -269,10 +269,9 @@ def _interval_us(profile: Profile, interval_us: int | None, gaps: np.ndarray) ->
         if int(interval_us) <= 0:
             raise ValueError("interval_us must be above 0")
         return int(interval_us)
-    meta = profile.meta
-    unit = meta.period_type.unit if meta.period_type is not None else None
-    if meta.period > 0 and unit in NS_PER_UNIT:
-        return max(1, round(meta.period * NS_PER_UNIT[unit] / 1000))
+    period_ns = profile.meta.period_ns()
+    if period_ns is not None:
+        return max(1, round(period_ns / 1000))
     gaps = gaps[gaps > 0]
     if gaps.size:
         values, counts = np.unique(gaps, return_counts=True)
