@@ -39,6 +39,16 @@ def test_weights_pick_the_sample_type():
         profile.weights("wall")
 
 
+def test_sample_weights_count_samples_unless_a_type_is_chosen():
+    meta = Meta(sample_types=(ValueType("samples", "count"), ValueType("cpu", "nanoseconds")),
+                default_sample_type="cpu")
+    profile = _profile(np.array([[1, 10], [2, 20]], np.int64), meta)
+    assert profile.sample_weights().tolist() == [1, 2]  # (not the default type's values)
+    assert profile.sample_weights("cpu").tolist() == [10, 20]
+    assert _profile().sample_weights().tolist() == [1, 1]
+    assert profile.sample_weights().dtype == np.int64
+
+
 def test_sample_columns_without_threads_or_times():
     columns = _profile(np.array([[3], [4]], np.int64)).sample_columns()
     assert set(columns) == {"stack", "samples_count"}

@@ -35,14 +35,6 @@ from .table import Table
 PER = ("thread", "status")
 
 
-def sample_weights(profile: Profile, sample_type: str | None = None) -> npt.NDArray[np.int64]:
-    """Per sample row: what it counts for. By default how many samples it stands for
-    (:meth:`Profile.sample_counts`), else its value of *sample_type*."""
-    if sample_type is None:
-        return np.asarray(profile.sample_counts(), dtype=np.int64)
-    return np.asarray(profile.weights(sample_type), dtype=np.int64)
-
-
 @dataclass(frozen=True)
 class GroupedStacks:
     """The counted rows of a profile grouped per distinct (group, stack): ``groups`` (the
@@ -72,7 +64,7 @@ def grouped_stacks(profile: Profile, by: By = "function", *, per: tuple[str, ...
         if column is None:
             raise ValueError(f"this profile has no {name} column")
         columns[name] = column
-    weights = sample_weights(profile, sample_type)
+    weights = profile.sample_weights(sample_type)
     counted = (samples.stack >= 0) & (weights != 0)
     columns = {name: c[counted] for name, c in columns.items()}
     grouped, weight = group_count({**columns, "stack": samples.stack[counted]},

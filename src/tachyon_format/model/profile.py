@@ -214,6 +214,15 @@ class Profile:
             return self.weights("samples")
         return self.weights()
 
+    def sample_weights(self, sample_type: str | None = None) -> npt.NDArray[np.int64]:
+        """Per row: what it counts for in a count of samples, its value of *sample_type*;
+        by default how many samples it stands for (:meth:`sample_counts`). What the
+        analyses, the call tree and the outputs that count (collapsed stacks, pstats) add
+        up."""
+        if sample_type is None:
+            return np.asarray(self.sample_counts(), dtype=np.int64)
+        return np.asarray(self.weights(sample_type), dtype=np.int64)
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the columns and the string table."""

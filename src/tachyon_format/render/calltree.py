@@ -100,8 +100,7 @@ def call_tree(profile: Profile, sample_type: str | None = None, *,
     (or by *sample_type*'s values when given). A profile whose rows stand for many samples
     (an aggregated one) gives the same tree as its samples one by one. The profiler's own
     frames are left out, as CPython's collectors leave them out, unless *profiler_frames*."""
-    weights = (profile.sample_counts() if sample_type is None
-               else profile.weights(sample_type))
+    weights = profile.sample_weights(sample_type)
     texts = profile.strings.texts()
     functions, function_of_frame = _functions(profile, texts)
     keys, counts = group_count({"stack": profile.samples.stack}, weights)

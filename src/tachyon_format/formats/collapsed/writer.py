@@ -76,8 +76,7 @@ def _line_table(profile: Profile, rendered: RenderedFrames, thread_prefix: bool,
     when it already is one (no frame to filter out, no two siblings of one key); else a new
     tree of the rendered stacks, as :func:`collapsed_lines` builds it."""
     samples = profile.samples
-    weights = None if samples.values is None else (
-        profile.sample_counts() if sample_type is None else profile.weights(sample_type))
+    weights = None if samples.values is None else profile.sample_weights(sample_type)
     thread_ids, thread_key = _thread_keys(profile, thread_prefix)
     keys, counts = group_count({"thread": thread_key, "stack": samples.stack}, weights)
     tree = profile.stacks
@@ -116,8 +115,7 @@ def collapsed_lines(profile: Profile, *, style: Style = "cpython", lines: bool =
     at a time, in Python (a plain model of what :func:`chunks` computes per tree node)."""
     samples = profile.samples
     rendered = render_frames(profile, style, lines)
-    weights = None if samples.values is None else (
-        profile.sample_counts() if sample_type is None else profile.weights(sample_type))
+    weights = None if samples.values is None else profile.sample_weights(sample_type)
     # 1. samples per (thread id, stack): thread rows with one id become one thread
     thread_ids, thread_key = _thread_keys(profile, thread_prefix)
     keys, counts = group_count({"thread": thread_key, "stack": samples.stack}, weights)

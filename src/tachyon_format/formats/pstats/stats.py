@@ -52,15 +52,6 @@ class FunctionStats:
     edge_count: npt.NDArray[np.int64]
 
 
-def sample_weights(profile: Profile, sample_type: str | None = None) -> npt.NDArray[np.int64]:
-    """How many samples each row stands for: the values of *sample_type*; by default those of
-    a ``samples`` type when the profile has one (pprof and gperftools profiles carry a count
-    beside a time), else :meth:`Profile.weights`'s default."""
-    if sample_type is None:
-        return np.asarray(profile.sample_counts(), dtype=np.int64)
-    return np.asarray(profile.weights(sample_type), dtype=np.int64)
-
-
 def interval_us_of(profile: Profile) -> int | float:
     """The sampling interval in microseconds: a Tachyon file's ``sample_interval_us``, else
     the profile's period in its time unit (0 when it has none)."""
@@ -75,13 +66,13 @@ def interval_us_of(profile: Profile) -> int | float:
 
 
 def function_stats(profile: Profile, sample_type: str | None = None) -> FunctionStats:
-    """The counts of the module docstring for *profile* (see :func:`sample_weights` for
-    *sample_type*). A profile whose rows each stand for several samples (an aggregated one)
+    """The counts of the module docstring for *profile* (see :meth:`Profile.sample_weights`
+    for *sample_type*). A profile whose rows each stand for several samples (an aggregated one)
     gives the same counts; only the first-meeting order follows the rows' order."""
     # 1. One row per distinct stack: its summed weight and the first sample that holds it.
     #    (A sample of weight 0, which CPython never sees, and an empty stack count nothing.)
     stack = profile.samples.stack
-    weights = sample_weights(profile, sample_type)
+    weights = profile.sample_weights(sample_type)
     counted = (stack >= 0) & (weights > 0)
     if not counted.all():
         stack, weights = stack[counted], weights[counted]

@@ -32,7 +32,7 @@ def build(profile: Profile, *, interval_us: int | float | None = None,
 
     *interval_us*: the sampling interval (default: the profile's, see
     :func:`~.stats.interval_us_of`); *sample_type*: which values count samples (see
-    :func:`~.stats.sample_weights`); *sampled_marker*: add CPython 3.15's
+    :meth:`Profile.sample_weights`); *sampled_marker*: add CPython 3.15's
     ``("__sampled__",)`` key (leave it out for ``pstats`` of Python 3.14 and older)."""
     stats = stats_dict(function_stats(profile, sample_type),
                        interval_us_of(profile) if interval_us is None else interval_us)
