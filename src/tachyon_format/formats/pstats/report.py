@@ -95,8 +95,7 @@ def _sorted(rows: list[Row], sort: str, total: int) -> list[Row]:
         return sorted(rows, key=lambda row: str(row[0]))
     if sort in ("sample-pct", "cumul-pct"):
         column = 1 if sort == "sample-pct" else 2
-        return sorted(rows, key=lambda row: (row[column] / total * 100) if total > 0 else 0,
-                      reverse=True)
+        return sorted(rows, key=lambda row: _percent(row[column], total), reverse=True)
     column = {"nsamples": 1, "tottime": 3, "cumtime": 4, "nsamples-cumul": 2}[sort]
     return sorted(rows, key=lambda row: row[column], reverse=True)
 
@@ -119,12 +118,10 @@ def _table(rows: list[Row], total: int) -> list[str]:
              f"{'nsamples':>15}  {'sample%':>8}  {f'tottime ({total_unit})':>{tot_width}}  "
              f"{'cumul%':>8}  {f'cumtime ({cum_unit})':>{cum_width}}  filename:lineno(function)"]
     for func, direct, cumulative, total_time, cumulative_time in rows:
-        sample_pct = (direct / total * 100) if total > 0 else 0
-        cum_pct = (cumulative / total * 100) if total > 0 else 0
-        lines.append(f"{f'{direct}/{cumulative}':>15}  {sample_pct:8.1f}  "
-                     f"{total_time * total_scale:{tot_width}.3f}  {cum_pct:8.1f}  "
-                     f"{cumulative_time * cum_scale:{cum_width}.3f}  "
-                     f"{func[0]}:{func[1]}({func[2]})")
+        lines.append(f"{f'{direct}/{cumulative}':>15}  {_percent(direct, total):8.1f}  "
+                     f"{total_time * total_scale:{tot_width}.3f}  "
+                     f"{_percent(cumulative, total):8.1f}  "
+                     f"{cumulative_time * cum_scale:{cum_width}.3f}  {_name(func)}")
     return lines
 
 
@@ -144,23 +141,18 @@ def _summary(rows: list[Row], total: int) -> str:
         functions.append(((filename, "", name), direct, cumulative, total_time,
                           cumulative_time))
 
-    def name(func: tuple[str, Any, str]) -> str:
-        return f"{func[0]}:{func[1]}({func[2]})"
-
     def hot_spot(row: Row) -> str | None:
         func, direct, cumulative = row[:3]
         if direct > 0 and cumulative > 0:
-            pct = (direct / total * 100) if total > 0 else 0
             return (f"{direct / cumulative:.3f} direct/cumulative ratio, "
-                    f"{pct:.1f}% direct samples: {name(func)}")
+                    f"{_percent(direct, total):.1f}% direct samples: {_name(func)}")
         return None
 
     def frequency(row: Row) -> str | None:
         func, direct, cumulative = row[:3]
         if cumulative > direct:
-            pct = (cumulative / total * 100) if total > 0 else 0
             return (f"{cumulative - direct:d} indirect calls, "
-                    f"{pct:.1f}% total stack presence: {name(func)}")
+                    f"{_percent(cumulative, total):.1f}% total stack presence: {_name(func)}")
         return None
 
     def magnification(row: Row) -> str | None:
@@ -168,7 +160,7 @@ def _summary(rows: list[Row], total: int) -> str:
         if direct > 0 and cumulative > direct:
             return (f"{cumulative / direct:.1f}x call magnification, "
                     f"{cumulative - direct:d} indirect calls from {direct:d} direct: "
-                    f"{name(func)}")
+                    f"{_name(func)}")
         return None
 
     parts = ["\nSummary of Interesting Functions:\n"]
@@ -186,3 +178,13 @@ def _summary(rows: list[Row], total: int) -> str:
             if line:
                 parts.append(f"  {line}\n")
     return "".join(parts)
+
+
+def _percent(count: float, total: float) -> float:
+    """*count* as a percentage of *total* (0 of nothing), as CPython's collector shows it."""
+    return (count / total * 100) if total > 0 else 0
+
+
+def _name(func: tuple[str, Any, str]) -> str:
+    """A function as pstats prints it: ``filename:lineno(function)``."""
+    return f"{func[0]}:{func[1]}({func[2]})"
