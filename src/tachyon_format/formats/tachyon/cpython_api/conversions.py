@@ -35,10 +35,8 @@ def clinic_u64(value: Any) -> int:
 
 
 def clinic_int(value: Any) -> int:
-    value = index(value)
-    if not INT_MIN <= value <= INT_MAX:
-        raise OverflowError("Python int too large to convert to C int")
-    return value
+    """Argument Clinic's ``int`` converter."""
+    return signed(value, INT_MIN, INT_MAX, "int")
 
 
 def as_unsigned_long_long(value: Any) -> int:
@@ -54,9 +52,15 @@ def as_unsigned_long_long(value: Any) -> int:
 
 def as_long(value: Any) -> int:
     """``PyLong_AsLong`` (the status)."""
+    return signed(value, LONG_MIN, LONG_MAX, "long")
+
+
+def signed(value: Any, low: int, high: int, c_type: str) -> int:
+    """*value* (through ``__index__``) as a signed C integer of range [*low*, *high*], or
+    the ``OverflowError`` CPython raises for one out of that range."""
     value = index(value)
-    if not LONG_MIN <= value <= LONG_MAX:
-        raise OverflowError("Python int too large to convert to C long")
+    if not low <= value <= high:
+        raise OverflowError(f"Python int too large to convert to C {c_type}")
     return value
 
 
