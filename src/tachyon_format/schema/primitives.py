@@ -125,14 +125,20 @@ class Ints:
         return Ints(cs.Int8ub, cs.Int32ub, cs.Int64ub, cs.Float64b)
 
 
+def peel(sc: cs.Construct) -> cs.Construct:
+    """The type under a declaration's name and doc wrappers (``"doc" * cs.Struct(...)`` is a
+    ``Renamed``, not a ``Struct``)."""
+    while isinstance(sc, cs.Renamed):
+        sc = sc.subcon
+    return sc
+
+
 def fixed_offsets(struct: cs.Construct) -> dict[str, int]:
     """The byte offset of each named field of *struct* that follows only fixed-size fields
     (so that code which reads a field where it lies takes its offset from the declaration,
     not typed again by hand)."""
-    while isinstance(struct, cs.Renamed):
-        struct = struct.subcon
     offsets, at = {}, 0
-    for field in struct.subcons:
+    for field in peel(struct).subcons:
         if field.name:
             offsets[field.name] = at
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import construct as cs
 
 from tachyon_format.schema import gperftools as spec
+from tachyon_format.schema.primitives import peel
 
 MODULE = "gperftools_plain.py"
 """The generated module's file name, in the ``schema`` package."""
@@ -23,25 +24,19 @@ LAYOUTS = ((4, "<"), (4, ">"), (8, "<"), (8, ">"))
 """Every word size and byte order a header can have."""
 
 
-def _peel(sc: cs.Construct) -> cs.Construct:
-    while isinstance(sc, cs.Renamed):
-        sc = sc.subcon
-    return sc
-
-
 def _rule(sub: cs.Construct, word: cs.Construct) -> tuple[tuple[int, ...] | None, int]:
     """``(values, minimum)`` of one header field: the values it may hold (None: any) and
     its least value."""
-    t = _peel(sub)
+    t = peel(sub)
     if t is word:
         return None, 0
-    if isinstance(t, cs.Const) and _peel(t.subcon) is word:
+    if isinstance(t, cs.Const) and peel(t.subcon) is word:
         return (t.value,), t.value
     if isinstance(t, spec.KnownEnum) and isinstance(t.subcon, cs.Enum) \
-            and _peel(t.subcon.subcon) is word:
+            and peel(t.subcon.subcon) is word:
         values = tuple(sorted(t.subcon.decmapping))
         return values, values[0]
-    if isinstance(t, spec.AtLeast) and _peel(t.subcon) is word:
+    if isinstance(t, spec.AtLeast) and peel(t.subcon) is word:
         return None, t.minimum
     raise TypeError(f"header field {sub.name!r}: {type(t).__name__} has no plain twin")
 
@@ -49,7 +44,7 @@ def _rule(sub: cs.Construct, word: cs.Construct) -> tuple[tuple[int, ...] | None
 def header_rule() -> tuple[tuple[str, tuple[int, ...] | None, int], ...]:
     """``(name, values, minimum)`` for each header word, the same in every layout."""
     rules = {tuple((sub.name, *_rule(sub, spec.word(size, order)))
-                   for sub in _peel(spec.header(size, order)).subcons)
+                   for sub in peel(spec.header(size, order)).subcons)
              for size, order in LAYOUTS}
     if len(rules) != 1:
         raise TypeError("the header's rule differs between layouts")

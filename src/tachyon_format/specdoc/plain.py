@@ -20,6 +20,7 @@ import construct as cs
 from tachyon_format.schema import primitives
 from tachyon_format.schema import tachyon as spec
 from tachyon_format.schema.plain import Bits, Field
+from tachyon_format.schema.primitives import peel
 
 MODULE = "tachyon_plain.py"
 """The generated module's file name, in the ``schema`` package."""
@@ -39,13 +40,6 @@ _INT_CODES = {1: "B", 2: "H", 4: "L", 8: "Q"}
 _FLAG = type(cs.Flag)  # (construct exports the one instance)
 
 
-def _peel(sc: cs.Construct) -> cs.Construct:
-    """The type under the name and doc wrappers."""
-    while isinstance(sc, cs.Renamed):
-        sc = sc.subcon
-    return sc
-
-
 def _struct_of(sc: cs.Construct) -> cs.Struct | None:
     """The struct inside a bit word's byte-swapping and bit transforms, if any."""
     while not isinstance(sc, cs.Struct):
@@ -60,7 +54,7 @@ def _bits(struct: cs.Struct, width: int) -> tuple[Bits, ...]:
     significant bit first, so each field's shift is what follows it."""
     out, left = [], width
     for sub in struct.subcons:
-        t = _peel(sub)
+        t = peel(sub)
         size = 1 if isinstance(t, _FLAG) else t.length if isinstance(t, cs.BitsInteger) else None
         if size is None:
             raise TypeError(f"bit field {sub.name!r}: {type(t).__name__} has no plain twin")
@@ -72,7 +66,7 @@ def _bits(struct: cs.Struct, width: int) -> tuple[Bits, ...]:
 
 
 def _field(sub: cs.Construct, order: str) -> Field:
-    name, t = sub.name, _peel(sub)
+    name, t = sub.name, peel(sub)
     if isinstance(t, cs.Struct):
         return Field(name, "", nested=_layout_fields(name, t, order))
     if isinstance(t, cs.Bytes):
@@ -80,7 +74,7 @@ def _field(sub: cs.Construct, order: str) -> Field:
     if isinstance(t, cs.Const) and isinstance(t.value, bytes):
         return Field(name, f"{len(t.value)}s")
     if isinstance(t, cs.FlagsEnum):
-        word = _peel(t.subcon)
+        word = peel(t.subcon)
         bits = tuple(Bits(flag, value.bit_length() - 1, 1, True)
                      for flag, value in t.flags.items() if value & (value - 1) == 0)
         return Field(name, word.fmtstr[1], bits=bits)
@@ -91,7 +85,7 @@ def _field(sub: cs.Construct, order: str) -> Field:
             raise TypeError(f"field {name!r}: bit fields in {size} bytes, not a 1/2/4/8-byte word")
         return Field(name, _INT_CODES[size], bits=_bits(inner, 8 * size))
     while isinstance(t, cs.Subconstruct) and not isinstance(t, cs.FormatField):
-        t = _peel(t.subcon)  # Const(int), Enum, Sentinel: the stored integer
+        t = peel(t.subcon)  # Const(int), Enum, Sentinel: the stored integer
     if isinstance(t, cs.FormatField):
         return Field(name, t.fmtstr[1])
     raise TypeError(f"field {name!r}: {type(t).__name__} has no plain twin")
@@ -105,7 +99,7 @@ def _layout_fields(name: str, struct: cs.Struct, order: str):
 
 def layout_of(factory, name: str):
     """The plain layout of a declaration factory, the same for both byte orders."""
-    little, big = (_layout_fields(name.lower(), _peel(factory(order)), order)
+    little, big = (_layout_fields(name.lower(), peel(factory(order)), order)
                    for order in "<>")
     if little.fields != big.fields:
         raise TypeError(f"{name}: the two byte orders differ in more than byte order")
@@ -119,7 +113,7 @@ def layout_of(factory, name: str):
 
 
 def _named(struct: cs.Construct) -> dict[str, cs.Construct]:
-    return {sub.name: _peel(sub) for sub in _peel(struct).subcons}
+    return {sub.name: peel(sub) for sub in peel(struct).subcons}
 
 
 def _is_uleb128(sc: cs.Construct, max_value: int) -> bool:

@@ -22,19 +22,13 @@ _WIDTH = {"B": "u8", "H": "u16", "L": "u32", "I": "u32", "Q": "u64",
 _ORDER = {"<": "le", ">": "be"}
 
 
-def peel(sc: cs.Construct) -> cs.Construct:
-    while isinstance(sc, cs.Renamed):
-        sc = sc.subcon
-    return sc
-
-
 def is_bitwise(sc: cs.Construct) -> bool:
     return isinstance(sc, cs.Transformed) and sc.decodefunc is cs.bytes2bits
 
 
 def struct_of(sc: cs.Construct) -> tuple[cs.Struct, bool] | None:
     """The Struct under a declaration, and whether its fields are bits."""
-    sc = peel(sc)
+    sc = P.peel(sc)
     bits = False
     while isinstance(sc, cs.Transformed | cs.Renamed):
         bits = bits or is_bitwise(sc)
