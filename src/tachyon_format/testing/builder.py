@@ -122,28 +122,24 @@ class ProfileBuilder:
             return None
         path = Path(destination)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="tachyon-format-builder-") as scratch:
-            staged = os.path.join(scratch, "profile.bin")
-            self._write_tachyon(staged)
-            if format == "tachyon":
-                shutil.copyfile(staged, path)
-            else:
-                import tachyon_format
-
-                tachyon_format.convert(staged, path, to=format)
+        self._write_to(path, format)
         return path
 
-    def _write_to(self, out: BinaryIO, format: str) -> None:
+    def _write_to(self, destination: Path | BinaryIO, format: str | None) -> None:
+        """The Tachyon file, written to a scratch file, copied (*format* ``tachyon``) or
+        converted (*format*, or the one *destination*'s name says) to *destination*."""
         with tempfile.TemporaryDirectory(prefix="tachyon-format-builder-") as scratch:
             staged = os.path.join(scratch, "profile.bin")
             self._write_tachyon(staged)
-            if format == "tachyon":
-                with open(staged, "rb") as f:
-                    shutil.copyfileobj(f, out)
-            else:
+            if format != "tachyon":
                 import tachyon_format
 
-                tachyon_format.convert(staged, out, to=format)
+                tachyon_format.convert(staged, destination, to=format)
+            elif isinstance(destination, Path):
+                shutil.copyfile(staged, destination)
+            else:
+                with open(staged, "rb") as f:
+                    shutil.copyfileobj(f, destination)
 
     def _write_tachyon(self, path: str) -> None:
         from tachyon_format import Writer
