@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.errors import FormatError
-from tachyon_format.formats.tachyon import tables
+from tachyon_format.formats.tachyon import frame_columns, tables
 from tachyon_format.kernels.short_steps import walk_short_steps
 from tachyon_format.schema import tachyon as spec
 from tests.helpers.big_tables import frame_table_bytes, with_frames
@@ -130,7 +130,7 @@ def test_string_errors_name_the_entry_in_both_modes():
 def test_frame_table_stops_at_end_and_spans_windows(monkeypatch):
     """Tables of many windows (a window of 64 bytes here), and ``end``: no entry starting at or
     after it is read."""
-    monkeypatch.setattr(tables, "WINDOW", 64)
+    monkeypatch.setattr(frame_columns, "WINDOW", 64)
     blob = frame_table_bytes(500, 300, seed=3)
     expected, end = _expected_frames(blob, 0, 500)
     frames, kept = tables.read_frames_until_problem(blob, 0, 500)
