@@ -1,11 +1,14 @@
 """The string and frame tables: the one reader against the construct declarations (which say
 what each entry is) and against a scalar walk (which says where an entry breaks), in both
-modes (``read_*`` raises the problem that ``read_*_until_problem`` reports), and its memory."""
+modes (``read_*`` raises the problem that ``read_*_until_problem`` reports), with every scan
+(the compiled walk's loops, numpy and the loops interpreted: equal on any bytes), and its
+memory."""
 
 from __future__ import annotations
 
 import io
 import tracemalloc
+from unittest import mock
 
 import construct as cs
 import numpy as np
@@ -15,7 +18,8 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.errors import FormatError
-from tachyon_format.formats.tachyon import tables
+from tachyon_format.formats.tachyon import frame_columns, tables
+from tachyon_format.formats.tachyon.region import engines
 from tachyon_format.kernels.short_steps import walk_short_steps
 from tachyon_format.schema import tachyon as spec
 from tests.helpers.big_tables import frame_table_bytes, with_frames
@@ -27,6 +31,9 @@ _FRAME_ENTRY = st.fixed_dictionaries({
     "column": _I32, "end_column_delta": _I32, "opcode": st.none() | st.integers(0, 254),
 })
 _FIELDS = tuple(sub.name for sub in spec.FRAME.subcons)
+SCANS = ["numpy", "interpreted", *(["compiled"] if engines.decoder_info()["compiled"] else [])]
+"""The table scans under test: every one this installation has."""
+FAST_SCANS = [name for name in SCANS if name != "interpreted"]
 
 
 def _padded(varint: bytes, extra: int) -> bytes:
@@ -60,9 +67,10 @@ def _same(frames, expected) -> None:
         assert got.tolist() == column.tolist(), name
 
 
+@pytest.mark.parametrize("engine", SCANS)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_FRAME_ENTRY, max_size=40), st.binary(max_size=12), st.data())
-def test_frame_table_equals_construct(entries, tail, data):
+def test_frame_table_equals_construct(engine, entries, tail, data):
     raw = [spec.FRAME.build(e) for e in entries]
     for k in data.draw(st.lists(st.integers(0, max(len(raw) - 1, 0)), max_size=3)):
         if raw:  # a non-canonical (padded) field, sometimes longer than 10 bytes
@@ -76,7 +84,7 @@ def test_frame_table_equals_construct(entries, tail, data):
     lead = data.draw(st.binary(max_size=3))
     blob = lead + body[:cut] + (tail if cut == len(body) else b"")
     expected = _expected_frames(blob, len(lead), len(entries))
-    frames, kept = tables.read_frames_until_problem(blob, len(lead), len(entries))
+    frames, kept = tables.read_frames_until_problem(blob, len(lead), len(entries), engine=engine)
     if len(expected) == 3:
         index, name, offset = expected
         field = tables.FRAME_FIELDS[_FIELDS.index(name)] if name != "opcode" else "opcode"
@@ -85,24 +93,26 @@ def test_frame_table_equals_construct(entries, tail, data):
             index, f"frame_table -> [{index}] -> {field}", offset)
         assert len(frames) == index
         with pytest.raises(FormatError) as caught:
-            tables.read_frames(blob, len(lead), len(entries), legacy=False)
+            tables.read_frames(blob, len(lead), len(entries), legacy=False, engine=engine)
         assert (caught.value.message, caught.value.offset, caught.value.path) == (
             kept.problem.message, kept.problem.offset, kept.problem.field)
         return
     columns, end = expected
     assert kept.problem is None and kept.end == end
     _same(frames, columns)
-    _same(tables.read_frames(blob, len(lead), len(entries), legacy=False)[0], columns)
+    _same(tables.read_frames(blob, len(lead), len(entries), legacy=False, engine=engine)[0],
+          columns)
     assert list(kept.offsets) == [len(lead) + sum(map(len, raw[:i]))
                                      for i in range(len(entries))]
 
 
+@pytest.mark.parametrize("engine", SCANS)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=300), max_size=20), st.integers(0, 400), st.data())
-def test_string_table_equals_construct(texts, cut, data):
+def test_string_table_equals_construct(engine, texts, cut, data):
     raw = b"".join(spec.STRING.build({"text": t}) for t in texts)
     blob = raw[: min(cut, len(raw))] if data.draw(st.booleans()) else raw
-    strings, kept = tables.read_strings_until_problem(blob, 0, len(texts))
+    strings, kept = tables.read_strings_until_problem(blob, 0, len(texts), engine=engine)
     try:
         expected = [s.text for s in cs.Array(len(texts), spec.STRING).parse(blob)]
     except cs.ConstructError:
@@ -110,11 +120,88 @@ def test_string_table_equals_construct(texts, cut, data):
         assert kept.problem.field == f"string_table -> [{kept.count}]"
         assert strings.raws() == texts[: kept.count]
         with pytest.raises(FormatError, match=kept.problem.message) as caught:
-            tables.read_strings(blob, 0, len(texts))
+            tables.read_strings(blob, 0, len(texts), engine=engine)
         assert caught.value.path == kept.problem.field
         return
     assert kept.problem is None and strings.raws() == expected
-    assert tables.read_strings(blob, 0, len(texts)).raws() == expected
+    assert tables.read_strings(blob, 0, len(texts), engine=engine).raws() == expected
+
+
+def _corrupted(data, blob: bytes) -> bytes:
+    """*blob* with a few bytes replaced, cut, or extended by random bytes."""
+    out = bytearray(blob)
+    for _ in range(data.draw(st.integers(0, 4))):
+        if out:
+            out[data.draw(st.integers(0, len(out) - 1))] = data.draw(st.integers(0, 255))
+    out = out[: data.draw(st.integers(0, len(out)))] if data.draw(st.booleans()) else out
+    return bytes(out) + data.draw(st.binary(max_size=20))
+
+
+def _outcome(kept) -> tuple:
+    problem = kept.problem
+    return (kept.count, kept.end, list(kept.offsets),
+            None if problem is None else (problem.message, problem.offset, problem.field,
+                                          problem.expected, problem.found))
+
+
+def _all_scans(read, *args, chunk: int, **kwargs) -> list:
+    """*read* by every scan (the compiled ones *chunk* entries a call, numpy 64-byte
+    windows): each one's columns and outcome."""
+    results = []
+    with mock.patch.object(frame_columns, "CHUNK", chunk), \
+            mock.patch.object(tables, "CHUNK", chunk), \
+            mock.patch.object(frame_columns, "WINDOW", 64):
+        for engine in SCANS:
+            table, kept = read(*args, engine=engine, **kwargs)
+            results.append((engine, table, _outcome(kept)))
+    return results
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.integers(0, 60), st.sampled_from([1, 3, 1 << 16]))
+def test_frame_scans_agree_on_any_bytes(data, count, chunk):
+    """Valid tables corrupted, and random bytes: every scan keeps the same entries and
+    offsets, stops at the same place and reports the same problem, with or without *end*."""
+    if data.draw(st.booleans()):
+        blob = _corrupted(data, frame_table_bytes(count, 300, seed=count))
+    else:
+        blob = data.draw(st.binary(max_size=300))
+    start = data.draw(st.integers(0, min(len(blob), 5)))
+    end = data.draw(st.none() | st.integers(0, len(blob) + 2))
+    claimed = data.draw(st.sampled_from([count, count + 3, 0xFFFFFFFF]))
+    results = _all_scans(tables.read_frames_until_problem, blob, start, claimed, end,
+                         chunk=chunk)
+    _, first, outcome = results[0]
+    for engine, frames, other in results[1:]:
+        assert other == outcome, engine
+        _same(frames, first)
+    if end is None:
+        for engine in SCANS:
+            try:
+                frames = tables.read_frames(blob, start, claimed, legacy=False, engine=engine)[0]
+            except FormatError as exc:
+                assert outcome[3][:3] == (exc.message, exc.offset, exc.path), engine
+            else:
+                assert outcome[3] is None, engine
+                _same(frames, first)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.lists(st.binary(max_size=200), max_size=30), st.sampled_from([1, 4, 1 << 16]))
+def test_string_scans_agree_on_any_bytes(data, texts, chunk):
+    if data.draw(st.booleans()):
+        blob = _corrupted(data, b"".join(spec.STRING.build({"text": t}) for t in texts))
+    else:
+        blob = data.draw(st.binary(max_size=300))
+    start = data.draw(st.integers(0, min(len(blob), 5)))
+    end = data.draw(st.none() | st.integers(0, len(blob) + 2))
+    claimed = data.draw(st.sampled_from([len(texts), len(texts) + 2, 0xFFFFFFFF]))
+    results = _all_scans(tables.read_strings_until_problem, blob, start, claimed, end,
+                         chunk=chunk)
+    _, first, outcome = results[0]
+    for engine, strings, other in results[1:]:
+        assert other == outcome, engine
+        assert strings.raws() == first.raws(), engine
 
 
 def test_string_errors_name_the_entry_in_both_modes():
@@ -127,10 +214,13 @@ def test_string_errors_name_the_entry_in_both_modes():
     assert (caught.value.offset, caught.value.path) == (3, "string_table -> [1]")
 
 
-def test_frame_table_stops_at_end_and_spans_windows(monkeypatch):
-    """Tables of many windows (a window of 64 bytes here), and ``end``: no entry starting at or
-    after it is read."""
-    monkeypatch.setattr(tables, "WINDOW", 64)
+@pytest.mark.parametrize("engine", FAST_SCANS)
+def test_frame_table_stops_at_end_and_spans_windows(monkeypatch, engine):
+    """Tables of many windows or chunks (64 bytes or 37 entries here), and ``end``: no entry
+    starting at or after it is read."""
+    monkeypatch.setattr(frame_columns, "WINDOW", 64)
+    monkeypatch.setattr(frame_columns, "CHUNK", 37)
+    monkeypatch.setenv(engines.ENVIRONMENT, engine)
     blob = frame_table_bytes(500, 300, seed=3)
     expected, end = _expected_frames(blob, 0, 500)
     frames, kept = tables.read_frames_until_problem(blob, 0, 500)
@@ -143,10 +233,12 @@ def test_frame_table_stops_at_end_and_spans_windows(monkeypatch):
     _same(frames, _expected_frames(blob, 0, 201)[0])
 
 
+@pytest.mark.parametrize("engine", FAST_SCANS)
 @pytest.mark.parametrize(("head", "name"), [(b"", "filename"), (b"\x80\x00", "funcname")])
-def test_a_table_of_continuation_bytes_breaks_at_its_first_field(head, name):
+def test_a_table_of_continuation_bytes_breaks_at_its_first_field(monkeypatch, engine, head, name):
     """Megabytes with no entry in them (no terminator at all, or a field of 2 bytes then a
     long run): the first field that breaks is named, in both modes, and nothing is kept."""
+    monkeypatch.setenv(engines.ENVIRONMENT, engine)
     blob = b"\x05" * 7 + head + b"\xff" * (3 << 20)
     frames, kept = tables.read_frames_until_problem(blob, 7, 1000)
     assert len(frames) == 0 and (kept.problem.offset, kept.problem.field) == (
@@ -158,9 +250,11 @@ def test_a_table_of_continuation_bytes_breaks_at_its_first_field(head, name):
     assert len(tables.read_frames(blob, 7, 0, legacy=False)[0]) == 0
 
 
-def test_count_beyond_the_bytes_left_allocates_nothing_more():
+@pytest.mark.parametrize("engine", FAST_SCANS)
+def test_count_beyond_the_bytes_left_allocates_nothing_more(monkeypatch, engine):
     """A count of 4 G entries over a few bytes: the truncation is reported, nothing of the
     count's size allocated."""
+    monkeypatch.setenv(engines.ENVIRONMENT, engine)
     blob = frame_table_bytes(10, 5)
     tracemalloc.start()
     frames, kept = tables.read_frames_until_problem(blob, 0, 0xFFFFFFFF)
@@ -194,9 +288,40 @@ def test_walk_short_steps_equals_a_loop(min_step, data, block):
     assert walk_short_steps(nxt, 7, min_step, block).tolist() == path
 
 
-def test_frame_table_memory_per_entry():
+@pytest.mark.parametrize("engine", FAST_SCANS)
+def test_table_memory_per_entry(engine):
+    """200 k entries, each scan in both modes: the frame table's columns (26 bytes an entry,
+    and 4 for the entries' offsets), the string table's bytes and two int64 an entry, and
+    a constant (the compiled loops' scratch; numpy's windows); the same entries by each."""
+    count = 200_000
+    blob = frame_table_bytes(count, 300)
+    rng = np.random.default_rng(0)
+    strings = b"".join(bytes([k]) + b"x" * k for k in rng.integers(0, 40, count).tolist())
+    slack = 1 << 20 if engine == "compiled" else 8 << 20
+    found = []
+    for read, per_entry in [
+            (lambda: tables.read_frames(blob, 0, count, legacy=False, engine=engine)[0], 26),
+            (lambda: tables.read_frames_until_problem(blob, 0, count, engine=engine)[0], 30),
+            (lambda: tables.read_strings(strings, 0, count, engine=engine), None),
+            (lambda: tables.read_strings_until_problem(strings, 0, count, engine=engine)[0],
+             None)]:
+        tracemalloc.start()
+        table = read()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert len(table) == count
+        bound = per_entry * count if per_entry else len(strings) + 20 * count
+        assert peak < bound + slack, (peak, bound)
+        found.append(table)
+    _same(found[0], found[1])
+    assert found[2].raws() == found[3].raws()
+
+
+@pytest.mark.parametrize("engine", FAST_SCANS)
+def test_frame_table_memory_per_entry(monkeypatch, engine):
     """200 k entries: the read holds its columns (26 bytes an entry) and a window, not a
     Python object or an int64 row per entry (about 580 bytes an entry before)."""
+    monkeypatch.setenv(engines.ENVIRONMENT, engine)
     count = 200_000
     data = with_frames(count)
     tracemalloc.start()
@@ -213,8 +338,10 @@ def test_frame_table_memory_per_entry():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", FAST_SCANS)
 @pytest.mark.parametrize("count", [2_000_000, 5_000_000])
-def test_frame_table_memory_at_full_size(count):
+def test_frame_table_memory_at_full_size(monkeypatch, engine, count):
+    monkeypatch.setenv(engines.ENVIRONMENT, engine)
     data = with_frames(count)
     tracemalloc.start()
     profile = tachyon_format.read(data)

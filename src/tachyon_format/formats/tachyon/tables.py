@@ -12,14 +12,15 @@ one starts. Messages, offsets and field paths are the same in both (docs/validat
 ``string_table -> [i]``, ``frame_table -> [i] -> <field>`` at the offset of the field that
 breaks.
 
-Tier (c): the frame table is decoded a window of bytes at a time with numpy (the entries'
-boundaries by :func:`~tachyon_format.kernels.short_steps.walk_short_steps` over the varint
-terminators, then each field from its first and last byte, widened to 64 bits only where it
-is longer than one byte), into columns allocated once from the entry count capped by the
-bytes left; a broken entry is then parsed alone to say what breaks. The
-string table (a length then that many bytes: each entry's start depends on the previous one's
-length) is a tier (d) scan, one short loop iteration per entry into arrays of C integers.
-Pre-release layouts (L2, L1) go through the construct declarations.
+Two scans, with the same results (the tests compare them), chosen as the sample region's
+decoder is (:func:`~.region.engines.table_scans`, ``TACHYON_FORMAT_DECODER``): where the
+record walk is compiled, its tier (d) loops (:func:`~.region.walk.scan_string_table`,
+:func:`~.region.walk.scan_frame_table`); elsewhere the frame table with numpy
+(:mod:`.frame_columns`, tier c) and the string table (each entry's start depends on the
+previous one's length) by a loop in Python. Either way the columns grow with the entries
+found, or are allocated once from the count capped by the bytes left. A broken entry is
+then parsed alone to say what breaks. Pre-release layouts (L2, L1) go through the construct
+declarations.
 """
 
 from __future__ import annotations
@@ -35,16 +36,13 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
-from tachyon_format.kernels.short_steps import walk_short_steps
-from tachyon_format.kernels.varint import decode_uleb128_at, decode_zigzag
 from tachyon_format.model import Frames, Strings
 from tachyon_format.problems import Problem
 from tachyon_format.schema.leb128 import U32_MAX, ULEB128_MAX_BYTES, LEB128Error, scan_uleb128
-from tachyon_format.schema.tachyon_values import (
-    FOOTER_SIZE,
-    MIN_FRAME_SIZE,
-    OPCODE_NONE,
-)
+from tachyon_format.schema.tachyon_values import FOOTER_SIZE, MIN_FRAME_SIZE
+
+from .frame_columns import FrameColumns, offset_dtype, rebase_positions
+from .region.engines import table_scans
 
 Layout = Literal["L3", "L2", "L1"]
 """L3: CPython 3.15.2 (u64 sample count); L2/L1: pre-release u32 count, 7-/3-field frames."""
@@ -53,10 +51,12 @@ FRAME_FIELDS = ("filename", "funcname", "lineno", "end_lineno_delta", "column",
                 "end_column_delta")
 """The varint fields of a frame entry, named as CPython's messages name them."""
 
+CHUNK = 1 << 16
+"""Entries the compiled string-table scan finds per call: its arrays grow with the entries
+found, never with the count the footer claims."""
+
 WINDOW = 1 << 19
-"""Bytes of a table decoded at a time: what the read holds beyond its columns is a few times
-this, whatever the table's size (and a window that stays in cache is faster than a larger
-one: 512 KiB measured best of 256 KiB to 2 MiB)."""
+"""Bytes of the string table copied at a time by the loop in Python."""
 
 
 class EntryOffsets(Sequence[int]):
@@ -97,15 +97,17 @@ class KeptEntries:
 
 # --- the two modes ------------------------------------------------------------------------------
 
-def read_strings(data, start: int, count: int) -> Strings:
+def read_strings(data, start: int, count: int, *, engine: str | None = None) -> Strings:
     """The string table at file offset *start* of *data* (the whole file); like CPython's
-    parser it is bounded only by the end of the file. Raises the first problem."""
-    strings, kept = _scan_strings(data, start, count, None, offsets=False)
+    parser it is bounded only by the end of the file. Raises the first problem. *engine*:
+    which scan (module docs)."""
+    strings, kept = _scan_strings(data, start, count, None, offsets=False, engine=engine)
     _raise(kept.problem)
     return strings
 
 
-def read_frames(data, start: int, count: int, *, legacy: bool) -> tuple[Frames, Layout]:
+def read_frames(data, start: int, count: int, *, legacy: bool,
+                engine: str | None = None) -> tuple[Frames, Layout]:
     """The frame table at file offset *start* of *data* (the whole file), and the layout it
     settles: L3, or for a file sniffed as a pre-release one (*legacy*) L2 or L1, whichever
     table ends exactly at the footer (docs/format/layout-history.md#sniffing, rule 3).
@@ -114,23 +116,23 @@ def read_frames(data, start: int, count: int, *, legacy: bool) -> tuple[Frames, 
         found = _read_legacy_frames(data, start, count, len(data) - FOOTER_SIZE)
         if found is not None:
             return found
-    frames, kept = _decode_frames(data, start, count, None, offsets=False)
+    frames, kept = _decode_frames(data, start, count, None, offsets=False, engine=engine)
     _raise(kept.problem)
     return frames, "L3"
 
 
-def read_strings_until_problem(data, start: int, count: int,
-                               end: int | None = None) -> tuple[Strings, KeptEntries]:
+def read_strings_until_problem(data, start: int, count: int, end: int | None = None, *,
+                               engine: str | None = None) -> tuple[Strings, KeptEntries]:
     """Up to *count* entries of the string table at file offset *start* of *data* (the whole
     file; like CPython's parser bounded only by its end), none starting at or after *end*."""
-    return _scan_strings(data, start, count, end, offsets=True)
+    return _scan_strings(data, start, count, end, offsets=True, engine=engine)
 
 
-def read_frames_until_problem(data, start: int, count: int,
-                              end: int | None = None) -> tuple[Frames, KeptEntries]:
+def read_frames_until_problem(data, start: int, count: int, end: int | None = None, *,
+                              engine: str | None = None) -> tuple[Frames, KeptEntries]:
     """Up to *count* entries (layout L3, 7 fields) of the frame table at file offset *start*
     of *data* (the whole file), none starting at or after *end*."""
-    return _decode_frames(data, start, count, end, offsets=True)
+    return _decode_frames(data, start, count, end, offsets=True, engine=engine)
 
 
 def frame_strings_ok(frames: Frames, string_count: int) -> np.ndarray:
@@ -145,14 +147,55 @@ def _raise(problem: Problem | None) -> None:
 
 # --- the string table ---------------------------------------------------------------------------
 
-def _scan_strings(data, start: int, count: int, stop: int | None,
-                  *, offsets: bool) -> tuple[Strings, KeptEntries]:
+def _scan_strings(data, start: int, count: int, stop: int | None, *, offsets: bool,
+                  engine: str | None) -> tuple[Strings, KeptEntries]:
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     n = len(view)
-    # where each entry starts and where its bytes start, as C integers (its bytes end where
-    # the next entry starts); the columns grow with the entries found, never with the count
-    at, text_at = array.array("q"), array.array("q")
+    walk = table_scans(engine)
+    if walk is not None:
+        entry_at, text_at, p = _walk_strings(walk, view, start, count, stop)
+    else:
+        entry_at, text_at, p = _loop_strings(view, start, count, stop)
+    index = entry_at.size
     problem = None
+    if index < count and (stop is None or p < stop):
+        problem = _string_problem(view, p, index)
+    starts = text_at - start
+    ends = np.append(entry_at[1:], p) - start if index else entry_at
+    strings = Strings(bytes(view[start:p]), starts, ends)
+    found = EntryOffsets(_narrow(entry_at, n) if offsets else entry_at[:0])
+    return strings, KeptEntries(index, p, problem, found)
+
+
+def _walk_strings(walk, view, start: int, count: int, stop: int | None):
+    """The entries' starts and their texts' starts (int64), and where the scan stopped,
+    :mod:`~.region.walk`'s scan a chunk of entries at a time (arrays grow with the entries
+    found, never with the count)."""
+    data = memoryview(np.frombuffer(view, np.uint8))
+    limit = len(view) if stop is None else stop
+    entry_chunks, text_chunks = [], []
+    p = start
+    index = 0
+    while index < count:
+        room = min(count - index, CHUNK)
+        entry_at, text_at = np.empty(room, np.int64), np.empty(room, np.int64)
+        found, p = walk.scan_string_table(data, p, limit, entry_at, text_at)
+        entry_chunks.append(entry_at[:found])
+        text_chunks.append(text_at[:found])
+        index += found
+        if found < room:
+            break
+    if len(entry_chunks) == 1:
+        return entry_chunks[0], text_chunks[0], p
+    return np.concatenate(entry_chunks or [np.zeros(0, np.int64)]), np.concatenate(
+        text_chunks or [np.zeros(0, np.int64)]), p
+
+
+def _loop_strings(view, start: int, count: int, stop: int | None):
+    """:func:`_walk_strings` as a loop in Python, one short iteration per entry into arrays
+    of C integers."""
+    n = len(view)
+    at, text_at = array.array("q"), array.array("q")
     index = 0
     p = start
     window_at, window, window_end = p, b"", p
@@ -167,167 +210,58 @@ def _scan_strings(data, start: int, count: int, stop: int | None,
             try:
                 length, after = scan_uleb128(window, local, len(window))
             except LEB128Error:
-                length = None
-            if length is None or length > U32_MAX:
-                problem = Problem("unreadable", "Malformed varint in string table", offset=p,
-                                  field=f"string_table -> [{index}]")
+                break
+            if length > U32_MAX:
                 break
             after += window_at
         if after + length > n:
-            problem = Problem("unreadable", "String table overflow", offset=p,
-                              field=f"string_table -> [{index}]",
-                              expected=f"{length} bytes", found=f"{n - after} before the end")
             break
         at.append(p)
         text_at.append(after)
         p = after + length
         index += 1
-    entry_at = np.frombuffer(at, np.int64) if index else np.zeros(0, np.int64)
-    starts = np.frombuffer(text_at, np.int64) - start if index else entry_at
-    ends = np.append(entry_at[1:], p) - start if index else entry_at
-    strings = Strings(bytes(view[start:p]), starts, ends)
-    found = EntryOffsets(_narrow(entry_at, n) if offsets else entry_at[:0])
-    return strings, KeptEntries(index, p, problem, found)
+    if not index:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), p
+    return np.frombuffer(at, np.int64), np.frombuffer(text_at, np.int64), p
+
+
+def _string_problem(view, at: int, index: int) -> Problem:
+    """What breaks in the string-table entry at file offset *at*, or that none starts
+    there."""
+    n = len(view)
+    try:
+        length, after = scan_uleb128(view, at, n)
+    except LEB128Error:
+        length = None
+    if length is None or length > U32_MAX:
+        return Problem("unreadable", "Malformed varint in string table", offset=at,
+                       field=f"string_table -> [{index}]")
+    return Problem("unreadable", "String table overflow", offset=at,
+                   field=f"string_table -> [{index}]",
+                   expected=f"{length} bytes", found=f"{n - after} before the end")
 
 
 # --- the frame table ----------------------------------------------------------------------------
 
-def _decode_frames(data, start: int, count: int, stop: int | None,
-                   *, offsets: bool) -> tuple[Frames, KeptEntries]:
+def _decode_frames(data, start: int, count: int, stop: int | None, *, offsets: bool,
+                   engine: str | None) -> tuple[Frames, KeptEntries]:
     b = np.frombuffer(data, np.uint8)
     n = b.size
     # the count is capped by the bytes left before the columns are allocated
     cap = min(count, max(n - start, 0) // MIN_FRAME_SIZE)
-    columns = _FrameColumns(cap, n if offsets else None)
+    columns = FrameColumns(cap, n if offsets else None)
+    walk = table_scans(engine)
+    if walk is not None:
+        p = columns.scan(walk, memoryview(b), start, n if stop is None else stop)
+    else:
+        p = columns.scan_windows(b, start, stop)
+    # stopped before the count and *stop*: at a broken entry, or where the bytes left cannot
+    # hold another
     problem = None
-    p = start
-    while columns.count < cap and (stop is None or p < stop):
-        window = b[p : min(p + WINDOW, n)]
-        entries = _window_entries(window, cap - columns.count)
-        if entries is None:
-            # no whole entry in the window: at the end of the file the entry is cut short,
-            # elsewhere one of its fields is longer than 10 bytes
-            problem = _frame_problem(data, p, columns.count)
-            break
-        term, rank = entries
-        starts = _entry_starts(term, rank)
-        keep = rank.size if stop is None else int(np.searchsorted(starts, stop - p))
-        bad = columns.add(window, p, term, rank[:keep], starts[:keep])
-        if bad is not None:
-            p += int(starts[bad])
-            problem = _frame_problem(data, p, columns.count)
-            break
-        if keep < rank.size:
-            p += int(starts[keep])
-            break
-        p += int(term[rank[-1] + 5]) + 2
-    if problem is None and cap == columns.count < count and (stop is None or p < stop):
-        problem = _frame_problem(data, p, cap)  # more entries than the bytes left can hold
+    if columns.count < count and (stop is None or p < stop):
+        problem = _frame_problem(data, p, columns.count)
     frames, found = columns.done()
     return frames, KeptEntries(columns.count, p, problem, EntryOffsets(found))
-
-
-def _window_entries(window: npt.NDArray[np.uint8], limit: int):
-    """The whole entries (at most *limit*) that start at the start of *window*: the positions
-    of the varint terminators (bytes below 0x80) and the rank among them of each entry's
-    first terminator; None if not even one entry fits."""
-    term = np.flatnonzero(window < 0x80).astype(np.int32)  # (a window is far below 2 GiB)
-    t = term.size
-    if t < 6:
-        return None
-    # from the entry whose first field ends at terminator r, the next one's first field ends
-    # at r + 6, or at r + 7 when the opcode byte after the sixth is itself below 0x80
-    nxt = np.arange(6, t + 6, dtype=np.int32)
-    nxt[: t - 6] += np.diff(term[5:]) == 1
-    nxt[t - 5 :] = t  # t: the path stops (not six varints left in the window)
-    rank = walk_short_steps(nxt, 7, 6)
-    del nxt
-    # the path ends with the entry that is not whole within the window, if any
-    whole = rank.size
-    if whole and (rank[-1] + 5 >= t or term[rank[-1] + 5] + 1 >= window.size):
-        whole -= 1
-    if not whole:
-        return None
-    return term, rank[: min(whole, limit)]
-
-
-def _entry_starts(term: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """Where each entry starts in its window: 0, then two bytes after the previous entry's
-    sixth terminator (past its opcode byte)."""
-    starts = np.empty(rank.size, np.int32)
-    starts[0] = 0
-    np.add(term[rank[:-1] + 5], 2, out=starts[1:])
-    return starts
-
-
-class _FrameColumns:
-    """The frame table's columns, allocated once for *cap* entries and filled a window at a
-    time (and the entries' offsets in a file of *size* bytes, when asked)."""
-
-    def __init__(self, cap: int, size: int | None) -> None:
-        self.cap = cap
-        self.count = 0
-        self.filename = np.empty(cap, np.uint32)
-        self.funcname = np.empty(cap, np.uint32)
-        self.lineno = np.empty(cap, np.int32)
-        self.end_lineno = np.empty(cap, np.int32)
-        self.column = np.empty(cap, np.int32)
-        self.end_column = np.empty(cap, np.int32)
-        self.opcode = np.empty(cap, np.int16)
-        self.offsets = np.empty(cap if size is not None else 0, _offset_dtype(size or 0))
-
-    def add(self, window, at: int, term, rank, starts) -> int | None:
-        """Decode the entries of *window* (at file offset *at*) up to the first that is not
-        valid, whose index in the window it returns (None if all are)."""
-        count = rank.size
-        bad = np.zeros(count, bool)
-        values = []
-        first = starts
-        for k in range(6):
-            last = term[rank + k]
-            values.append(_u32_varints(window, first, last, bad))
-            first = last + 1
-        opcode_at = last + 1
-        stop = int(np.argmax(bad)) if bad.any() else count
-        i = slice(self.count, self.count + stop)
-        self.filename[i] = values[0][:stop]
-        self.funcname[i] = values[1][:stop]
-        lineno, end_delta, column, end_column_delta = (decode_zigzag(v[:stop]) for v in values[2:])
-        _rebase(lineno, end_delta, out=self.end_lineno[i])
-        _rebase(column, end_column_delta, out=self.end_column[i])
-        self.lineno[i] = lineno
-        self.column[i] = column
-        opcode = self.opcode[i]
-        opcode[:] = window[opcode_at[:stop]]
-        opcode[opcode == OPCODE_NONE] = -1
-        if self.offsets.size:
-            np.add(starts[:stop], at, out=self.offsets[i], casting="unsafe")
-        self.count += stop
-        return None if stop == count else stop
-
-    def done(self) -> tuple[Frames, np.ndarray]:
-        """The columns (copied when the table came out shorter than allocated)."""
-        n = self.count
-        cut = (lambda a: a[:n].copy()) if n < self.cap else (lambda a: a)
-        frames = Frames(*(cut(a) for a in (self.filename, self.funcname, self.lineno,
-                                            self.end_lineno, self.column, self.end_column,
-                                            self.opcode)))
-        return frames, cut(self.offsets) if self.offsets.size else self.offsets
-
-
-def _u32_varints(window, first, last, bad) -> npt.NDArray[np.uint32]:
-    """The u32 varints from *first* to *last* (their terminator) in *window*, marking in *bad*
-    those that are not one (over 10 bytes, or a value beyond u32)."""
-    values = window[last].astype(np.uint32)  # one byte: the terminator is the value
-    multi = np.flatnonzero(last != first)
-    if not multi.size:
-        return values
-    end = last[multi]
-    length = end - first[multi] + 1
-    wide = decode_uleb128_at(window, end, length)  # (mod 2**64, like CPython's reader)
-    bad[multi[(length > ULEB128_MAX_BYTES) | (wide > U32_MAX)]] = True
-    values[multi] = wide.astype(np.uint32)
-    return values
 
 
 def _frame_problem(data, at: int, index: int) -> Problem:
@@ -351,19 +285,8 @@ def _frame_problem(data, at: int, index: int) -> Problem:
 
 
 
-def _rebase(start: np.ndarray, delta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``-1 if start == -1 else start + delta`` in int32 arithmetic (C's wrap-around)."""
-    end = np.add(start, delta, out=out, dtype=np.int32, casting="unsafe")  # wraps like C
-    end[start == -1] = -1
-    return end
-
-
-def _offset_dtype(size: int) -> type[np.integer]:
-    return np.uint32 if size <= U32_MAX else np.int64
-
-
 def _narrow(offsets: np.ndarray, size: int) -> np.ndarray:
-    return offsets.astype(_offset_dtype(size))
+    return offsets.astype(offset_dtype(size))
 
 
 # --- pre-release layouts, through the declarations -----------------------------------------------
@@ -394,10 +317,10 @@ def frames_from_entries(entries: list, *, legacy: bool = False) -> Frames:
         end_column = column.copy()
         opcode = np.full(n, -1, np.int16)
     else:
-        end_lineno = _rebase(lineno, np.fromiter((e.end_lineno_delta for e in entries),
+        end_lineno = rebase_positions(lineno, np.fromiter((e.end_lineno_delta for e in entries),
                                                  np.int64, n))
         column = np.fromiter((e.column for e in entries), np.int32, n)
-        end_column = _rebase(column, np.fromiter((e.end_column_delta for e in entries),
+        end_column = rebase_positions(column, np.fromiter((e.end_column_delta for e in entries),
                                                  np.int64, n))
         opcode = np.fromiter((-1 if e.opcode is None else e.opcode for e in entries), np.int16, n)
     return Frames(filename, funcname, lineno, end_lineno, column, end_column, opcode)

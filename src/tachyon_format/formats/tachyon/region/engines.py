@@ -1,5 +1,6 @@
 """Which decoder reads the sample region: the compiled record walk where it was built, else
-the vectorised numpy decoder. Both give the same results (the tests compare them).
+the vectorised numpy decoder. Both give the same results (the tests compare them). The same
+choice picks the scan of the string and frame tables (:func:`table_scans`).
 
 * ``compiled``: :mod:`.walk` as built by ``setup.py`` (:class:`.walk_decoder.WalkDecoder`);
 * ``numpy``: :class:`.decoder.SampleDecoder`, which needs no compiler;
@@ -21,7 +22,7 @@ from types import ModuleType
 ENVIRONMENT = "TACHYON_FORMAT_DECODER"
 ENGINES = ("compiled", "numpy", "interpreted")
 
-__all__ = ["ENGINES", "ENVIRONMENT", "decoder_info", "new_decoder", "resolve"]
+__all__ = ["ENGINES", "ENVIRONMENT", "decoder_info", "new_decoder", "resolve", "table_scans"]
 
 
 @functools.cache
@@ -86,3 +87,13 @@ def new_decoder(*, engine: str | None = None, aggregate: bool = False, **facts):
 
     module = _walk_module() if name == "compiled" else interpreted_walk()
     return WalkDecoder(aggregate=aggregate, module=module, **facts)
+
+
+def table_scans(engine: str | None = None) -> ModuleType | None:
+    """The module whose ``scan_string_table`` and ``scan_frame_table`` read a file's tables,
+    by :func:`resolve`: the compiled walk, or its source interpreted; None for ``numpy``
+    (the tables' own vectorised scan)."""
+    name = resolve(engine)
+    if name == "numpy":
+        return None
+    return _walk_module() if name == "compiled" else interpreted_walk()

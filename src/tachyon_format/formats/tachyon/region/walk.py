@@ -34,6 +34,10 @@ the compiled module keeps Cython's bounds checks on, so that a mistake here is a
 rows found (each at least one record of at least 2 bytes), never with a count the input
 claims. The hash tables are seeded from the OS, so that input cannot aim at collisions.
 
+The string and frame tables are scanned here too (:func:`scan_string_table`,
+:func:`scan_frame_table`, behind ``formats/tachyon/tables.py``): entry by entry, each one's
+start depends on every one before it, which a compiled loop walks at a few ns an entry.
+
 Over 500 lines: one stateful loop over the records and the three tables it keeps (threads,
 tree, counts), which compile into one extension; split, the parts would call each other
 through Python.
@@ -49,6 +53,8 @@ try:
     import cython
 except ModuleNotFoundError:  # (interpreted without Cython: it is a build dependency only)
     from . import _cython_shadow as cython
+
+from tachyon_format.schema import tachyon_values
 
 from . import layout
 
@@ -70,8 +76,11 @@ NUM_COUNTS_SUFFIX = cython.declare(cython.int, len(layout.COUNTS[layout.SUFFIX])
 NUM_COUNTS_POP_PUSH = cython.declare(cython.int, len(layout.COUNTS[layout.POP_PUSH]))
 MAX_DEPTH = cython.declare(cython.longlong, layout.MAX_STACK_DEPTH)
 MIN_ENTRY = cython.declare(cython.longlong, layout.MIN_REPEAT_ENTRY_SIZE)
+OPCODE_NONE = cython.declare(cython.int, tachyon_values.OPCODE_NONE)
 
 U32_MAX = cython.declare(cython.ulonglong, 0xFFFFFFFF)
+U32_MASK = cython.declare(cython.longlong, 0xFFFFFFFF)
+INT32_BIAS = cython.declare(cython.longlong, 0x80000000)
 U64_MAX = cython.declare(cython.ulonglong, 0xFFFFFFFFFFFFFFFF)
 MIX_1 = cython.declare(cython.ulonglong, 0xBF58476D1CE4E5B9)
 MIX_2 = cython.declare(cython.ulonglong, 0x94D049BB133111EB)
@@ -1168,3 +1177,155 @@ class RegionWalk:
     def _need_data(self) -> cython.Py_ssize_t:
         self.stopped = NEED_DATA
         return -1
+
+
+# ---------------------------------------------------------------------- the file's tables
+# The string and frame tables are read entry by entry too (an entry's start depends on the
+# lengths of all before it); they live here because this is the one compiled module.
+# (formats/tachyon/tables.py calls them, docs/format/tables.md says what an entry is.)
+
+@cython.cfunc
+@cython.nogil
+@cython.inline
+@cython.exceptval(check=False)
+def _u32_varint(data: cython.const[cython.uchar][::1], p: cython.Py_ssize_t,
+                end: cython.Py_ssize_t) -> cython.longlong:
+    """The ULEB128 at ``data[p:end]`` read as a u32 field as CPython reads one: ``value << 4 |
+    length``; -1 where it runs into *end*, is longer than 10 bytes or exceeds u32 (its value
+    taken mod 2**64 first, so a 10th byte counts for its bit 0 only)."""
+    value: cython.ulonglong = 0
+    shift: cython.int = 0
+    byte: cython.ulonglong
+    q: cython.Py_ssize_t = p
+    while True:
+        if q >= end:
+            return -1
+        byte = data[q]
+        q += 1
+        value = (value | ((byte & 0x7F) << shift)) & U64_MAX
+        if byte < 0x80:
+            break
+        shift += 7
+        if shift >= 70:
+            return -1
+    if value > U32_MAX:
+        return -1
+    return cython.cast(cython.longlong, value << 4) | (q - p)
+
+
+@cython.cfunc
+@cython.nogil
+@cython.inline
+@cython.exceptval(check=False)
+def _zigzag32(value: cython.longlong) -> cython.longlong:
+    """A u32 zigzag value as the int32 it stands for."""
+    return (value >> 1) ^ -(value & 1)
+
+
+@cython.cfunc
+@cython.nogil
+@cython.inline
+@cython.exceptval(check=False)
+def _end_position(start: cython.longlong, delta: cython.longlong) -> cython.longlong:
+    """``-1 if start == -1 else start + delta`` in int32 arithmetic (C's wrap-around)."""
+    if start == -1:
+        return -1
+    return ((start + delta + INT32_BIAS) & U32_MASK) - INT32_BIAS
+
+
+@cython.ccall
+def scan_frame_table(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+                     stop: cython.Py_ssize_t, filename: cython.uint[::1],
+                     funcname: cython.uint[::1], lineno: cython.int[::1],
+                     end_lineno: cython.int[::1], column: cython.int[::1],
+                     end_column: cython.int[::1], opcode: cython.short[::1],
+                     starts: cython.longlong[::1]) -> tuple:
+    """Frame-table entries (layout L3) from ``data[pos:]`` into the columns, as many as they
+    hold, none starting at or after *stop*, up to the first that does not parse (CPython's
+    checks: each of the six varints at most 10 bytes and within u32, then the opcode byte
+    before the end of *data*). Positions are reconstructed as CPython does (`end = -1 if
+    start == -1 else start + delta`, int32), opcode 255 is -1. Each entry's start goes to
+    *starts* if it is not empty. Returns ``(entries, position)``: how many were decoded and
+    where the next one starts (the broken one, if that stopped the scan)."""
+    end: cython.Py_ssize_t = data.shape[0]
+    room: cython.Py_ssize_t = filename.shape[0]
+    offsets: cython.bint = starts.shape[0] > 0
+    i: cython.Py_ssize_t = 0
+    p: cython.Py_ssize_t
+    f: cython.longlong
+    line: cython.longlong
+    col: cython.longlong
+    # an entry's fields go to row i as they are read; a broken entry leaves row i written
+    # but not counted
+    with cython.nogil:
+        while i < room and pos < stop:
+            p = pos
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            filename[i] = f >> 4
+            p += f & 15
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            funcname[i] = f >> 4
+            p += f & 15
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            line = _zigzag32(f >> 4)
+            p += f & 15
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            end_lineno[i] = _end_position(line, _zigzag32(f >> 4))
+            p += f & 15
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            col = _zigzag32(f >> 4)
+            p += f & 15
+            f = _u32_varint(data, p, end)
+            if f < 0:
+                break
+            end_column[i] = _end_position(col, _zigzag32(f >> 4))
+            p += f & 15
+            if p >= end:
+                break
+            lineno[i] = line
+            column[i] = col
+            opcode[i] = -1 if data[p] == OPCODE_NONE else data[p]
+            if offsets:
+                starts[i] = pos
+            pos = p + 1
+            i += 1
+    return i, pos
+
+
+@cython.ccall
+def scan_string_table(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+                      stop: cython.Py_ssize_t, starts: cython.longlong[::1],
+                      text_starts: cython.longlong[::1]) -> tuple:
+    """String-table entries from ``data[pos:]``: where each starts and where its text starts
+    (it ends where the next entry starts), as many as *starts* holds, none starting at or
+    after *stop*, up to the first that does not parse (CPython's checks: a length of at most
+    10 bytes and within u32, and that many bytes before the end of *data*). Returns
+    ``(entries, position)``: how many were found and where the next one starts."""
+    end: cython.Py_ssize_t = data.shape[0]
+    room: cython.Py_ssize_t = starts.shape[0]
+    i: cython.Py_ssize_t = 0
+    f: cython.longlong
+    text: cython.Py_ssize_t
+    with cython.nogil:
+        while i < room and pos < stop:
+            f = _u32_varint(data, pos, end)
+            if f < 0:
+                break
+            text = pos + (f & 15)
+            if f >> 4 > end - text:
+                break
+            starts[i] = pos
+            text_starts[i] = text
+            pos = text + (f >> 4)
+            i += 1
+    return i, pos
