@@ -18,9 +18,9 @@ from tachyon_format.kernels.protowire import (
     find_len_run,
 )
 from tachyon_format.kernels.varint import decode_uleb128_from
-from tachyon_format.schema.pprof import message_classes
 from tachyon_format.schema.pprof_wire import MESSAGE
 from tachyon_format.schema.primitives import encode_uleb128
+from tests.helpers.pprof import message_classes
 
 u64 = st.integers(0, 2**64 - 1)
 

@@ -6,7 +6,8 @@
 2. The tables (mappings, locations with their lines, functions) are decoded field by field
    for all entries at once (:func:`~tachyon_format.kernels.protowire.decode_fields`), and so
    is the small rest (sample types, period, scalars, comments: :func:`decode_head`), each
-   by the message declarations of :mod:`tachyon_format.schema.pprof`; no protobuf runtime.
+   by the message declarations (:mod:`tachyon_format.schema.pprof_plain`, the plain twin of
+   :mod:`tachyon_format.schema.pprof`); no protobuf runtime, no construct.
 3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
    expands to (every location id of every sample) never exists for the whole file.
 
@@ -36,8 +37,9 @@ from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.kernels.varint import decode_uleb128_from
 from tachyon_format.kernels.varint_messages import decode_varint_messages
 from tachyon_format.model import Strings
-from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_plain as spec
 from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
+from tachyon_format.schema.protobuf_plain import Message, key_of
 
 RUN_FIELDS = {spec.PROFILE.field(name).number: name
               for name in ("sample", "mapping", "location", "function", "string_table")}
@@ -45,7 +47,7 @@ RUN_FIELDS = {spec.PROFILE.field(name).number: name
 SAMPLES, MAPPINGS, LOCATIONS, FUNCTIONS, STRINGS = RUN_FIELDS
 LOCATION_IDS, VALUES, LABELS = (spec.SAMPLE.field(name).number
                                 for name in ("location_id", "value", "label"))
-RUN_KEYS = tuple(spec.key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
+RUN_KEYS = tuple(key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
 SAMPLES_PER_CHUNK = 1 << 15
 CHUNK_BYTES = 1 << 22
 """Bytes of samples decoded at a time, at most (unless one sample is longer): what a chunk
@@ -194,7 +196,7 @@ def decode_strings(buf: npt.NDArray[np.uint8], starts, ends) -> Strings:
     return Strings(gather_ranges(buf, starts, lengths), new_ends - lengths, new_ends)
 
 
-def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[str, np.ndarray]:
+def decode_table(buf, starts, ends, message: Message, path: str) -> dict[str, np.ndarray]:
     """Every scalar field of *message* for each entry ``buf[starts[i]:ends[i]]``: one column
     per field (int64 for int64, uint64 for uint64, bool), 0 where absent; the last
     occurrence wins, as protobuf merges. Repeated message fields come back as the field table
