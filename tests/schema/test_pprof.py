@@ -57,7 +57,7 @@ def test_the_generated_module_is_what_the_declarations_give():
     path = REPO / "src" / "tachyon_format" / "schema" / generator.MODULE
     assert path.read_text(encoding="utf-8") == generator.render_module(), (
         "schema/pprof_plain.py is stale: run python tools/specgen.py")
-    assert pprof_plain.MESSAGES == generator.messages()
+    assert generator.messages() == pprof_plain.MESSAGES
     for name in generator.CONSTANTS:
         assert getattr(pprof_plain, name) == getattr(spec, name)
 
@@ -192,7 +192,7 @@ def to_protobuf(values: dict):
         for v in values[name]:
             getattr(p, name).add(**v)
     for v in values["location"]:
-        getattr(p, "location").add(**{k: x for k, x in v.items() if k != "line"}).line.extend(
+        p.location.add(**{k: x for k, x in v.items() if k != "line"}).line.extend(
             [message_classes()["Line"](**line) for line in v["line"]])
     for v in values["sample"]:
         p.sample.add(location_id=v["location_id"], value=v["value"]).label.extend(
