@@ -1,7 +1,8 @@
 """Render the format pages ``docs/format/*.md`` from the schema declarations, and the plain
 (construct-free) twins of the declarations the readers use: the Tachyon layouts,
-``src/tachyon_format/schema/tachyon_plain.py``, and the gperftools header rule,
-``src/tachyon_format/schema/gperftools_plain.py``.
+``src/tachyon_format/schema/tachyon_plain.py``, the gperftools header rule,
+``src/tachyon_format/schema/gperftools_plain.py``, and pprof's messages,
+``src/tachyon_format/schema/pprof_plain.py``.
 
     python tools/specgen.py            # (re)write docs/format/ and the plain layouts
     python tools/specgen.py --check    # exit 1 and print a diff if either is stale
@@ -20,7 +21,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tachyon_format.specdoc import GENERATED, PROSE_PAGES, gperftools_plain, plain, render
+from tachyon_format.specdoc import (
+    GENERATED,
+    PROSE_PAGES,
+    gperftools_plain,
+    plain,
+    pprof_plain,
+    render,
+)
 
 __all__ = ["GENERATED", "OUT_DIR", "PLAIN_MODULES", "PROSE_PAGES", "main", "render", "stale",
            "stale_module", "write", "write_module"]
@@ -29,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 OUT_DIR = REPO / "docs" / "format"
 PLAIN_MODULES: dict[Path, Callable[[], str]] = {
     REPO / "src" / "tachyon_format" / "schema" / generator.MODULE: generator.render_module
-    for generator in (plain, gperftools_plain)
+    for generator in (plain, gperftools_plain, pprof_plain)
 }
 """Each generated module and what renders it."""
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tachyon_format.schema.pprof import message_classes
+from tachyon_format.schema import protobuf_plain
+from tachyon_format.schema.pprof_plain import PROTO
 
 from .paths import SHARED_FIXTURES
 
@@ -38,6 +39,11 @@ def fixture_params():
         return [pytest.param(None, marks=pytest.mark.skip(
             reason=f"no pprof fixtures at {PPROF_FIXTURES} (shared fixtures absent)"))]
     return [pytest.param(p, id=p.name) for p in files]
+
+
+def message_classes() -> dict[str, type]:
+    """The protobuf classes of ``profile.proto``, built from the declared messages."""
+    return protobuf_plain.message_classes(PROTO)
 
 
 def message_of(data: bytes):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tachyon_format.kernels.protowire import (
     Part,
+    TooManyFields,
     WireError,
     decode_fields,
     decode_packed_ranges,
@@ -18,9 +19,9 @@ from tachyon_format.kernels.protowire import (
     find_len_run,
 )
 from tachyon_format.kernels.varint import decode_uleb128_from
-from tachyon_format.schema.pprof import message_classes
 from tachyon_format.schema.pprof_wire import MESSAGE
 from tachyon_format.schema.primitives import encode_uleb128
+from tests.helpers.pprof import message_classes
 
 u64 = st.integers(0, 2**64 - 1)
 
@@ -181,3 +182,23 @@ def test_the_plain_python_tail_reads_as_the_vectorised_rounds(messages, few):
     finally:
         protowire.FEW_MESSAGES = saved
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("num_messages", [3, 100])  # the plain-Python tail, the rounds
+def test_decode_fields_stops_at_its_field_limits(num_messages):
+    """More fields than *max_fields* in all or *max_per_message* in one message raise
+    TooManyFields (naming the message for the second); exactly as many decode."""
+    counts = [5] * num_messages
+    counts[1] = 9
+    messages = [b"\x08\x01" * n for n in counts]
+    buf = np.frombuffer(b"".join(messages), np.uint8)
+    ends = np.cumsum([len(m) for m in messages], dtype=np.int64)
+    starts = ends - np.array([len(m) for m in messages], np.int64)
+    total = sum(counts)
+    assert len(decode_fields(buf, starts, ends, max_fields=total, max_per_message=9)) == total
+    with pytest.raises(TooManyFields) as info:
+        decode_fields(buf, starts, ends, max_per_message=8)
+    assert info.value.message == 1 and info.value.offset == starts[1] + 17  # 9th value
+    with pytest.raises(TooManyFields) as info:
+        decode_fields(buf, starts, ends, max_fields=total - 1)
+    assert info.value.message is None

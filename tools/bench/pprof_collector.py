@@ -6,8 +6,9 @@ through a collector (as ``profiling.sampling``'s own collectors do), aggregate i
 fill the protobuf message. It writes what ``tachyon_format`` writes by default: one sample per
 (stack, thread, status) with ``samples/count`` and ``<mode>/nanoseconds`` values and the
 labels ``thread id``, ``interpreter id``, ``thread status``; one Location per distinct frame,
-one Function per (name, file). The message classes come from ``tachyon_format.schema.pprof``
-(a descriptor built at run time), so no generated module is needed.
+one Function per (name, file). The message classes come from
+``tachyon_format.schema.protobuf_plain`` (a descriptor built at run time), so no generated
+``_pb2`` module is needed.
 """
 
 from __future__ import annotations
@@ -88,14 +89,15 @@ class PprofCollector:
 def convert(reader_class, path: str, out: str) -> int:
     """Replay the Tachyon file *path* with *reader_class* (CPython's ``BinaryReader``) and
     write the gzip'd pprof to *out*; returns the number of samples."""
-    from tachyon_format.schema.pprof import message_classes
+    from tachyon_format.schema.pprof_plain import PROTO
+    from tachyon_format.schema.protobuf_plain import message_classes
 
     reader = reader_class(path)
     info = reader.get_info()
     collector = PprofCollector()
     count = reader.replay(collector)
     modes = {0: "wall", 1: "cpu", 2: "gil", 3: "all", 4: "exception"}
-    message = collector.message(message_classes(), int(info["sample_interval_us"]) * 1000,
+    message = collector.message(message_classes(PROTO), int(info["sample_interval_us"]) * 1000,
                                 modes.get(info.get("mode"), "wall"))
     with open(out, "wb") as f:
         f.write(gzip.compress(message.SerializeToString(), 1))  # as ours and Go's runtime

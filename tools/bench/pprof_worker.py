@@ -54,7 +54,7 @@ def run(args) -> dict:
         import _remote_debugging
         from pprof_collector import convert
 
-        import tachyon_format.schema.pprof  # noqa: F401 - imported before the clock starts
+        import tachyon_format.schema.protobuf_plain  # noqa: F401 - imported before the clock starts
         peak = PeakRss().start()
         t0 = time.perf_counter()
         samples = convert(_remote_debugging.BinaryReader, args.source, args.out)

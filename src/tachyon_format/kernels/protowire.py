@@ -51,6 +51,11 @@ class WireError(ValueError):
         self.message = message
 
 
+class TooManyFields(WireError):
+    """More fields than the caller allows: in all messages (``message`` None) or in message
+    ``message`` alone; raised before they are all held."""
+
+
 @dataclass(frozen=True)
 class FieldTable:
     """The fields of many messages, grouped by message and in stored order within one:
@@ -74,22 +79,26 @@ class FieldTable:
 
 
 def decode_fields(
-    buf: npt.NDArray[np.uint8], starts: npt.ArrayLike, ends: npt.ArrayLike
+    buf: npt.NDArray[np.uint8], starts: npt.ArrayLike, ends: npt.ArrayLike, *,
+    max_fields: int | None = None, max_per_message: int | None = None
 ) -> FieldTable:
     """Vectorised: every field of the messages ``buf[starts[i]:ends[i]]``.
 
     One round per field position (round k reads the k-th field of each message that has
     one), so the cost is the number of fields plus one round per field of the longest
-    message. Raises :class:`WireError` on a bad key, wire type, varint or length."""
+    message. Raises :class:`WireError` on a bad key, wire type, varint or length, and
+    :class:`TooManyFields` once it has seen more than *max_fields* fields in all, or more
+    than *max_per_message* in one message (None: no limit), before holding them all."""
     starts = np.asarray(starts, np.int64)
     ends = np.asarray(ends, np.int64)
+    limits = _Limits(max_fields, max_per_message)
     parts: list[tuple[np.ndarray, ...]] = []
     active = np.flatnonzero(ends > starts)
     pos = starts[active]
     rounds = np.zeros(starts.size, np.int64)
     while active.size:
         if active.size < FEW_MESSAGES:
-            parts.append(_scan_few(buf, active, pos, ends, rounds))
+            parts.append(_scan_few(buf, active, pos, ends, rounds, limits))
             break
         limit = ends[active]
         key, klen, ok = decode_uleb128_from(buf, pos, limit)
@@ -123,6 +132,7 @@ def decode_fields(
             value[fixed] = _little_endian(buf, start[fixed], wire[fixed] == I64)
         parts.append((active, number, wire, value, start, end, rounds[active]))
         rounds[active] += 1
+        limits.count(active.size, rounds[active[0]], int(active[0]), int(start[0]))
         more = end < limit
         active, pos = active[more], end[more]
     if not parts:
@@ -141,9 +151,28 @@ def decode_fields(
     return FieldTable(*columns)
 
 
+@dataclass
+class _Limits:
+    """The fields :func:`decode_fields` may find, in all and per message (None: any)."""
+
+    total: int | None
+    per_message: int | None
+    seen: int = 0
+
+    def count(self, new: int, rounds: int, message: int, offset: int) -> None:
+        """*new* more fields found; *rounds*, the fields so far of the messages still being
+        read (all have as many; *message* is one of them, at *offset*)."""
+        self.seen += new
+        if self.total is not None and self.seen > self.total:
+            raise TooManyFields(f"more than {self.total} fields", offset)
+        if self.per_message is not None and rounds > self.per_message:
+            raise TooManyFields(f"more than {self.per_message} fields in one message", offset,
+                                message)
+
+
 def _scan_few(buf: npt.NDArray[np.uint8], active: npt.NDArray[np.int64],
               pos: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
-              rounds: npt.NDArray[np.int64]) -> tuple[np.ndarray, ...]:
+              rounds: npt.NDArray[np.int64], limits: _Limits) -> tuple[np.ndarray, ...]:
     """The remaining fields of the few messages *active* (next field at *pos*), round by
     round as the vectorised loop reads them, so that the error raised is the same one (in a
     round: keys, key checks, varints, ends; the first message failing). Adds to *rounds*;
@@ -183,6 +212,8 @@ def _scan_few(buf: npt.NDArray[np.uint8], active: npt.NDArray[np.int64],
             _, order, offset, text = min(errors)
             raise WireError(text, offset, todo[order][0])
         out += [f[:7] for f in fields]
+        if fields:
+            limits.count(len(fields), fields[0][6] + 1, fields[0][0], fields[0][4])
         todo = [(f[0], f[5], f[7], f[6] + 1) for f in fields if f[5] < f[7]]
     for f in out:
         rounds[f[0]] = f[6] + 1  # (in order: the last field of a message counts last)

@@ -14,6 +14,8 @@ from ..schema import pprof_wire as PW
 from ..schema import primitives as P
 from ..schema import tachyon as T
 from ..schema import tachyon_values as TV
+from ..schema.protobuf_plain import wire_type_of
+from . import pprof_plain
 from .pages import (
     FORMAT_PAGES,
     GENERATED,
@@ -92,17 +94,18 @@ def render_pprof(reg: Registry) -> str:
     """The pprof page: one table per message (number, field, type, meaning), the wire-level
     field, the constants."""
     here = PPROF_PAGE.file
-    names = {m.name for m in PP.MESSAGES}
+    messages = pprof_plain.messages()
+    names = {m.name for m in messages}
     lines = head(PPROF_PAGE.title)
     lines += [rst_to_md(PP.__doc__ or ""), "",
-              "Messages: " + ", ".join(f"[{m.name}](#{anchor(m.name)})" for m in PP.MESSAGES)
+              "Messages: " + ", ".join(f"[{m.name}](#{anchor(m.name)})" for m in messages)
               + ".", ""]
-    for message in PP.MESSAGES:
+    for message in messages:
         lines += [f"## {message.name}", "", one_line(message.doc) + ".", "",
                   "| number | field | type | meaning |", "|---|---|---|---|"]
         for f in message.fields:
             shown = f"[{f.type}](#{anchor(f.type)})" if f.type in names else f.type
-            wire = {0: "VARINT", 2: "LEN"}[PP.wire_type_of(f)]
+            wire = {0: "VARINT", 2: "LEN"}[wire_type_of(f)]
             packed = ", packed" if f.repeated and f.type not in names and f.type != "string" \
                 else ""
             label = f"repeated {shown}" if f.repeated else shown

@@ -71,3 +71,43 @@ def deep_samples(num_samples: int, depth: int) -> bytes:
         yield SAMPLE_TYPE + STRINGS + locations
         yield from _repeat(sample, num_samples)
     return gzipped(parts())
+
+
+def _streamed_field(number: int, head: bytes, piece: bytes, count: int,
+                    tail: bytes = b"") -> Iterator[bytes]:
+    """A LEN field of *number* whose payload is *head*, *piece* *count* times, *tail*,
+    streamed."""
+    yield varint(number << 3 | 2) + varint(len(head) + len(piece) * count + len(tail)) + head
+    yield from _repeat(piece, count)
+    yield tail
+
+
+def many_empty_entries(number: int, count: int) -> bytes:
+    """A profile of *count* empty messages of the top-level table field *number* (3:
+    mappings, 4: locations, 5: functions): 2 bytes of message each."""
+    def parts():
+        yield SAMPLE_TYPE + STRINGS
+        yield from _repeat(varint(number << 3 | 2) + b"\0", count)
+    return gzipped(parts())
+
+
+def many_lines(count: int) -> bytes:
+    """One location (id 1) of *count* empty lines, and one sample of it."""
+    def parts():
+        yield SAMPLE_TYPE + STRINGS + field(2, field(1, b"\x01") + field(2, b"\x01"))
+        yield from _streamed_field(4, b"\x08\x01", field(4, b""), count)
+    return gzipped(parts())
+
+
+def one_giant_sample(num_ids: int = 0, num_values: int = 1, location_id: int = 1) -> bytes:
+    """One location and one sample that lists it *num_ids* times and has *num_values*
+    values (10**7 ids: a 10 MB message in a 10 KB file)."""
+    def parts():
+        yield SAMPLE_TYPE + STRINGS + field(4, b"\x08" + varint(location_id))
+        ids = list(_streamed_field(1, b"", varint(location_id), num_ids))
+        values = list(_streamed_field(2, b"", b"\x01", num_values))
+        size = sum(map(len, ids)) + sum(map(len, values))
+        yield varint(2 << 3 | 2) + varint(size)
+        yield from ids
+        yield from values
+    return gzipped(parts())

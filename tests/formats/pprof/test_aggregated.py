@@ -17,10 +17,9 @@ from tachyon_format.formats.pprof.writer import dumps
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.model import Stacks
 from tachyon_format.model.aggregate import aggregate_samples
-from tachyon_format.schema.pprof import message_classes
 from tests.helpers.models import canonical as uleb128
 from tests.helpers.paths import DATA_DIR
-from tests.helpers.pprof import canonical, message_of
+from tests.helpers.pprof import canonical, message_classes, message_of
 
 TACHYON_FILES = sorted(DATA_DIR.glob("*.bin"))
 

@@ -15,8 +15,7 @@ import tachyon_format
 from tachyon_format import FormatError
 from tachyon_format.formats.pprof.compression import compress
 from tachyon_format.formats.pprof.reader import read
-from tachyon_format.schema.pprof import message_classes
-from tests.helpers.pprof import fixture_files
+from tests.helpers.pprof import fixture_files, message_classes
 
 Profile = message_classes()["Profile"]
 

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 import tachyon_format
 from tachyon_format.formats.pprof.writer import dumps
-from tachyon_format.schema.pprof import message_classes
-from tests.helpers.pprof import canonical
+from tests.helpers.pprof import canonical, message_classes
 
 Profile = message_classes()["Profile"]
 i64 = st.integers(-(2**63), 2**63 - 1)

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tachyon_format.formats.pprof.tables import _message
-from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_plain as spec
 from tachyon_format.schema.leb128 import encode_uleb128
-from tachyon_format.schema.pprof import message_classes
 from tests.helpers.paths import DATA_DIR, REPO
+from tests.helpers.pprof import message_classes
 
 u64 = st.integers(0, 2**64 - 1)
 i64 = st.integers(-(2**63), 2**63 - 1)

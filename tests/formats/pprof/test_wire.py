@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tachyon_format import FormatError
 from tachyon_format.formats.pprof.wire import ValueTypeIds, decode_head
 from tachyon_format.schema.leb128 import encode_uleb128
-from tachyon_format.schema.pprof import message_classes
+from tests.helpers.pprof import message_classes
 
 Profile = message_classes()["Profile"]
 i64 = st.integers(-(2**63), 2**63 - 1)

@@ -155,7 +155,7 @@ def test_status_names_reject_noise():
 
 
 def _datadog_like(thread_labels):
-    from tachyon_format.schema.pprof import message_classes
+    from tests.helpers.pprof import message_classes
 
     p = message_classes()["Profile"](string_table=[
         "", "samples", "count", "f", "a.py", "thread id", "7", "8", "end_timestamp_ns",
@@ -194,7 +194,7 @@ def test_thread_labels_that_cannot_be_columns_stay_labels(threads):
 def test_frames_without_names_are_locations_without_lines():
     """A profile of addresses only (as gperftools gives before symbolization): pprof's
     unsymbolized Locations, with the address and the mapping."""
-    from tachyon_format.schema.pprof import message_classes
+    from tests.helpers.pprof import message_classes
 
     p = message_classes()["Profile"](string_table=["", "samples", "count", "/bin/app"])
     p.sample_type.add(type=1, unit=2)

@@ -18,7 +18,8 @@ from typing import Literal
 
 from tachyon_format.errors import FormatError
 from tachyon_format.schema.leb128 import LEN, VARINT, LEB128Error, scan_uleb128
-from tachyon_format.schema.pprof import GZIP_MAGIC, PROFILE, ZSTD_MAGIC, wire_type_of
+from tachyon_format.schema.pprof_plain import GZIP_MAGIC, PROFILE, ZSTD_MAGIC
+from tachyon_format.schema.protobuf_plain import wire_type_of
 
 from ..sources import INPUT_STEP, gunzip
 

@@ -1,7 +1,7 @@
 """pprof -> :class:`~tachyon_format.Profile`.
 
 1. Unwrap (gzip, zstd or raw; capped), then decode the message's tables
-   (:mod:`.wire`) and check them (:mod:`.validation`).
+   (:mod:`.wire`) and check them (:mod:`.validation`): :func:`load_tables`.
 2. Frames: location ``i`` with ``k`` lines becomes ``k`` frames (innermost line first, as
    pprof lists them; one frame without a function if it has no line).
 3. Samples chunk by chunk: equal location-id lists are grouped (:func:`unique_rows`), so
@@ -37,14 +37,18 @@ from ..sources import load as load_source
 from .compression import DEFAULT_MAX_SIZE, decompress
 from .facts import EXTRAS_KEY, INTERPRETER_ID, THREAD_ID, THREAD_STATUS, TIMESTAMP, PprofFacts
 from .labels import LabelColumns
+from .samples import iter_sample_chunks
 from .validation import check_strings, check_tables, resolve
 from .wire import (
+    MAX_FUNCTIONS,
+    MAX_LINES,
+    MAX_LOCATIONS,
+    MAX_MAPPINGS,
     MAX_SAMPLES,
     MAX_STRINGS,
     Tables,
     decode_tables,
     fail,
-    iter_sample_chunks,
     scan_profile,
 )
 
@@ -60,17 +64,31 @@ def load(source: Source, max_size: int = DEFAULT_MAX_SIZE) -> tuple[np.ndarray, 
     return np.frombuffer(message, np.uint8), kind
 
 
-def read(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
-         max_strings: int = MAX_STRINGS, samples_per_chunk: int = 1 << 16) -> Profile:
-    """The profile in *source*. Limits (docs/format/limits.md): ``max_size``, the
-    decompressed size in bytes; ``max_samples`` and ``max_strings``, entries of the
-    message (a :class:`~tachyon_format.errors.LimitError` names the one exceeded)."""
+def load_tables(source: Source, *, max_size: int = DEFAULT_MAX_SIZE,
+                max_samples: int = MAX_SAMPLES, max_strings: int = MAX_STRINGS,
+                max_mappings: int = MAX_MAPPINGS, max_locations: int = MAX_LOCATIONS,
+                max_functions: int = MAX_FUNCTIONS,
+                max_lines: int = MAX_LINES) -> tuple[np.ndarray, str, Tables]:
+    """Step 1: the message of *source*, its compression, and its tables, checked; the limits
+    of :func:`read`."""
     buf, kind = load(source, max_size)
     if buf.size == 0:
         raise fail("empty message (pprof: 'empty input file')", "Profile", 0)
-    tables = decode_tables(buf, scan_profile(buf, max_samples=max_samples,
-                                             max_strings=max_strings))
+    top = scan_profile(buf, max_samples=max_samples, max_strings=max_strings,
+                       max_mappings=max_mappings, max_locations=max_locations,
+                       max_functions=max_functions)
+    tables = decode_tables(buf, top, max_lines=max_lines)
     check_tables(tables)
+    return buf, kind, tables
+
+
+def read(source: Source, *, samples_per_chunk: int = 1 << 16, **limits: int) -> Profile:
+    """The profile in *source*. Limits (docs/format/limits.md), the keywords of
+    :func:`load_tables`: ``max_size``, the decompressed size in bytes; ``max_samples``,
+    ``max_strings``, ``max_mappings``, ``max_locations``, ``max_functions``, entries of the
+    message, and ``max_lines``, the lines of all locations (a
+    :class:`~tachyon_format.errors.LimitError` names the one exceeded)."""
+    buf, kind, tables = load_tables(source, **limits)
     frames, location_first, location_frames, frame_cols = _frames(tables)
     num_types = len(tables.head.sample_type)
     starts, ends = tables.sample_ranges
@@ -84,7 +102,7 @@ def read(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int =
     num_known = 0
     stack_rows: list[tuple[np.ndarray, np.ndarray]] = []  # (lengths, location rows) per chunk
     num_strings = len(tables.strings)
-    for chunk in iter_sample_chunks(buf, starts, ends, samples_per_chunk):
+    for chunk in iter_sample_chunks(buf, starts, ends, samples_per_chunk, num_types=num_types):
         counts = np.diff(chunk.value_offsets)
         bad = np.flatnonzero(counts != num_types)
         if bad.size:
@@ -288,16 +306,10 @@ def info_of(tables: Tables, meta: Meta, num_samples: int) -> dict[str, Any]:
     }
 
 
-def info(source: Source, *, max_size: int = DEFAULT_MAX_SIZE, max_samples: int = MAX_SAMPLES,
-         max_strings: int = MAX_STRINGS) -> dict[str, Any]:
+def info(source: Source, **limits: int) -> dict[str, Any]:
     """Header-level facts: the tables and counts, without decoding a sample (the limits of
     :func:`read`)."""
-    buf, kind = load(source, max_size)
-    if buf.size == 0:
-        raise fail("empty message (pprof: 'empty input file')", "Profile", 0)
-    tables = decode_tables(buf, scan_profile(buf, max_samples=max_samples,
-                                             max_strings=max_strings))
-    check_tables(tables)
+    _, kind, tables = load_tables(source, **limits)
     facts = info_of(tables, _meta(tables), int(tables.sample_ranges[0].size))
     facts["compression"] = kind
     return facts

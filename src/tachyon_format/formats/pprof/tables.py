@@ -16,14 +16,15 @@ import numpy as np
 
 from tachyon_format.kernels.protowire import Part, encode_len_fields, encode_messages
 from tachyon_format.model import Profile, Strings, ValueType
-from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_plain as spec
 from tachyon_format.schema.leb128 import encode_uleb128
+from tachyon_format.schema.protobuf_plain import Message, key_of
 
 from .facts import PprofFacts
 
-LOCATION_KEY, FUNCTION_KEY, STRING_KEY = (spec.key_of(spec.PROFILE, name)
+LOCATION_KEY, FUNCTION_KEY, STRING_KEY = (key_of(spec.PROFILE, name)
                                           for name in ("location", "function", "string_table"))
-LINE_KEY = spec.key_of(spec.LOCATION, "line")
+LINE_KEY = key_of(spec.LOCATION, "line")
 
 
 class StringTable:
@@ -174,8 +175,8 @@ def _encode_functions(ids, name, system_name, filename, start_line) -> bytes:
     int64s = {"name": name, "system_name": system_name, "filename": filename,
               "start_line": start_line}
     message, offsets = encode_messages(n, [
-        Part(spec.key_of(spec.FUNCTION, "id"), values=ids.astype(np.uint64)),
-        *(Part(spec.key_of(spec.FUNCTION, field), values=column.astype(np.int64).view(np.uint64))
+        Part(key_of(spec.FUNCTION, "id"), values=ids.astype(np.uint64)),
+        *(Part(key_of(spec.FUNCTION, field), values=column.astype(np.int64).view(np.uint64))
           for field, column in int64s.items()),
     ])
     return encode_len_fields(FUNCTION_KEY, message, offsets).tobytes()
@@ -185,33 +186,32 @@ def _encode_locations(ids, mapping_id, address, is_folded, line_offsets, functio
                       column) -> bytes:
     num_lines = function_id.size
     line_msg, line_off = encode_messages(num_lines, [
-        Part(spec.key_of(spec.LINE, "function_id"), values=function_id),
-        Part(spec.key_of(spec.LINE, "line"), values=np.asarray(line, np.int64).view(np.uint64)),
-        Part(spec.key_of(spec.LINE, "column"), values=np.asarray(column, np.int64).view(np.uint64)),
+        Part(key_of(spec.LINE, "function_id"), values=function_id),
+        Part(key_of(spec.LINE, "line"), values=np.asarray(line, np.int64).view(np.uint64)),
+        Part(key_of(spec.LINE, "column"), values=np.asarray(column, np.int64).view(np.uint64)),
     ])
     # each line as a `line` field; a location's lines are consecutive
     line_fields, line_field_off = encode_messages(num_lines, [
         Part.of(LINE_KEY, line_msg, line_off, keep_zero=True)])
     n = ids.size
     message, offsets = encode_messages(n, [
-        Part(spec.key_of(spec.LOCATION, "id"), values=np.asarray(ids, np.uint64)),
-        Part(spec.key_of(spec.LOCATION, "mapping_id"), values=mapping_id),
-        Part(spec.key_of(spec.LOCATION, "address"), values=np.asarray(address, np.uint64)),
+        Part(key_of(spec.LOCATION, "id"), values=np.asarray(ids, np.uint64)),
+        Part(key_of(spec.LOCATION, "mapping_id"), values=mapping_id),
+        Part(key_of(spec.LOCATION, "address"), values=np.asarray(address, np.uint64)),
         Part(0, payload=line_fields, starts=line_field_off[line_offsets[:-1]],
              lengths=line_field_off[line_offsets[1:]] - line_field_off[line_offsets[:-1]],
              raw=True),
-        Part(spec.key_of(spec.LOCATION, "is_folded"), values=np.asarray(is_folded, np.uint64)),
+        Part(key_of(spec.LOCATION, "is_folded"), values=np.asarray(is_folded, np.uint64)),
     ])
     return encode_len_fields(LOCATION_KEY, message, offsets).tobytes()
 
 
-def _key(message: spec.Message, name: str) -> bytes:
+def _key(message: Message, name: str) -> bytes:
     """The encoded key of field *name* of *message*, from its declaration."""
-    f = message.field(name)
-    return encode_uleb128(f.number << 3 | spec.wire_type_of(f))
+    return encode_uleb128(key_of(message, name))
 
 
-def _message(message: spec.Message, values: dict[str, Any]) -> bytes:
+def _message(message: Message, values: dict[str, Any]) -> bytes:
     """One message of a few fields, encoded in field-number order as protobuf serializes
     proto3: an integer field left out where 0 (int64 as its two's complement), a
     submessage or packed run (bytes) written whenever given (not None; an empty packed run
@@ -228,7 +228,7 @@ def _message(message: spec.Message, values: dict[str, Any]) -> bytes:
     return bytes(out)
 
 
-def _repeated(message: spec.Message, name: str, payloads) -> bytes:
+def _repeated(message: Message, name: str, payloads) -> bytes:
     """The occurrences of repeated message field *name*, each ``key length payload``."""
     key = _key(message, name)
     return b"".join(key + encode_uleb128(len(p)) + p for p in payloads)

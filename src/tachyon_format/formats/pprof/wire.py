@@ -6,9 +6,9 @@
 2. The tables (mappings, locations with their lines, functions) are decoded field by field
    for all entries at once (:func:`~tachyon_format.kernels.protowire.decode_fields`), and so
    is the small rest (sample types, period, scalars, comments: :func:`decode_head`), each
-   by the message declarations of :mod:`tachyon_format.schema.pprof`; no protobuf runtime.
-3. Samples are decoded in chunks (:func:`iter_sample_chunks`), so that what a chunk
-   expands to (every location id of every sample) never exists for the whole file.
+   by the message declarations (:mod:`tachyon_format.schema.pprof_plain`, the plain twin of
+   :mod:`tachyon_format.schema.pprof`); no protobuf runtime, no construct.
+3. Samples are decoded in chunks by :mod:`.samples`, with the helpers here.
 
 Why not let protobuf (upb) parse it all: upb parses ``large.cpu`` (20k samples) in 30 ms, but
 reading the parsed samples back creates a Python wrapper per sample and per list, 5 us per
@@ -17,7 +17,6 @@ sample (25 s for 5 M samples); see docs/formats/pprof.md#performance.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -27,6 +26,7 @@ import numpy.typing as npt
 from tachyon_format.errors import FormatError, LimitError
 from tachyon_format.kernels.protowire import (
     FieldTable,
+    TooManyFields,
     WireError,
     decode_fields,
     decode_packed_ranges,
@@ -34,10 +34,12 @@ from tachyon_format.kernels.protowire import (
 )
 from tachyon_format.kernels.segments import decode_ragged_ranges
 from tachyon_format.kernels.varint import decode_uleb128_from
-from tachyon_format.kernels.varint_messages import decode_varint_messages
 from tachyon_format.model import Strings
-from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_plain as spec
 from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT
+from tachyon_format.schema.protobuf_plain import Message, key_of
+
+from ..sources import MAX_STACK_DEPTH
 
 RUN_FIELDS = {spec.PROFILE.field(name).number: name
               for name in ("sample", "mapping", "location", "function", "string_table")}
@@ -45,11 +47,7 @@ RUN_FIELDS = {spec.PROFILE.field(name).number: name
 SAMPLES, MAPPINGS, LOCATIONS, FUNCTIONS, STRINGS = RUN_FIELDS
 LOCATION_IDS, VALUES, LABELS = (spec.SAMPLE.field(name).number
                                 for name in ("location_id", "value", "label"))
-RUN_KEYS = tuple(spec.key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
-SAMPLES_PER_CHUNK = 1 << 15
-CHUNK_BYTES = 1 << 22
-"""Bytes of samples decoded at a time, at most (unless one sample is longer): what a chunk
-expands to is a few times this, however deep its stacks."""
+RUN_KEYS = tuple(key_of(spec.PROFILE, name) for name in RUN_FIELDS.values())
 GATHER_BYTES = 1 << 24
 """Bytes copied per vectorised gather of :func:`gather_ranges` (its index array is 8 times
 this)."""
@@ -62,6 +60,17 @@ some 40 bytes of columns and ranges."""
 MAX_STRINGS = 1 << 24
 """Strings ``read()`` takes at most by default (``max_strings``): an empty string is 2 bytes
 of message but 16 bytes of offsets, so 1 GiB of them would ask for 8 GiB."""
+MAX_LOCATIONS = 1 << 24
+"""Locations ``read()`` takes at most by default (``max_locations``): an empty one is 2 bytes
+of message but some 60 bytes of ranges, fields and columns, and a frame."""
+MAX_FUNCTIONS = 1 << 24
+"""Functions ``read()`` takes at most by default (``max_functions``), as locations."""
+MAX_MAPPINGS = 1 << 20
+"""Mappings ``read()`` takes at most by default (``max_mappings``): a program maps a few
+hundred files."""
+MAX_LINES = 1 << 25
+"""Lines of all locations ``read()`` takes at most by default (``max_lines``): an empty one is
+2 bytes of message but some 100 bytes of fields, columns and its frame."""
 
 
 @dataclass
@@ -78,13 +87,19 @@ def fail(text: str, path: str, offset: int | None = None) -> FormatError:
 
 
 def scan_profile(buf: npt.NDArray[np.uint8], *, max_samples: int = MAX_SAMPLES,
-                 max_strings: int = MAX_STRINGS) -> TopLevel:
+                 max_strings: int = MAX_STRINGS, max_mappings: int = MAX_MAPPINGS,
+                 max_locations: int = MAX_LOCATIONS,
+                 max_functions: int = MAX_FUNCTIONS) -> TopLevel:
     """Step 1: the top-level fields of a serialized ``Profile`` (offsets into *buf*). More
-    than *max_samples* samples or *max_strings* strings raise :class:`LimitError` as soon
-    as the scan has seen them, before their offsets are all held."""
+    samples, strings, mappings, locations or functions than their ``max_*`` raise
+    :class:`LimitError` as soon as the scan has seen them, before their offsets are all
+    held."""
     runs: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {n: [] for n in RUN_FIELDS}
     counts = dict.fromkeys(RUN_FIELDS, 0)
-    limits = {SAMPLES: ("max_samples", max_samples), STRINGS: ("max_strings", max_strings)}
+    limits = {SAMPLES: ("max_samples", max_samples), STRINGS: ("max_strings", max_strings),
+              MAPPINGS: ("max_mappings", max_mappings),
+              LOCATIONS: ("max_locations", max_locations),
+              FUNCTIONS: ("max_functions", max_functions)}
 
     def add(number: int, starts: np.ndarray, ends: np.ndarray) -> None:
         runs[number].append((starts, ends))
@@ -194,13 +209,24 @@ def decode_strings(buf: npt.NDArray[np.uint8], starts, ends) -> Strings:
     return Strings(gather_ranges(buf, starts, lengths), new_ends - lengths, new_ends)
 
 
-def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[str, np.ndarray]:
+def decode_table(buf, starts, ends, message: Message, path: str, *,
+                 max_fields: int | None = None) -> dict[str, np.ndarray]:
     """Every scalar field of *message* for each entry ``buf[starts[i]:ends[i]]``: one column
     per field (int64 for int64, uint64 for uint64, bool), 0 where absent; the last
     occurrence wins, as protobuf merges. Repeated message fields come back as the field table
-    rows (``"<name>:fields"``) for the caller."""
+    rows (``"<name>:fields"``) for the caller.
+
+    An entry may have :data:`MAX_STACK_DEPTH` fields more than *message* declares (a
+    location's lines are frames of every stack through it), and all of them together
+    *max_fields* (None: any); more raise :class:`TooManyFields` before they are held."""
     try:
-        ft = decode_fields(buf, starts, ends)
+        ft = decode_fields(buf, starts, ends, max_fields=max_fields,
+                           max_per_message=MAX_STACK_DEPTH + len(message.fields))
+    except TooManyFields as exc:
+        if exc.message is None:
+            raise
+        raise fail(f"{exc.text} (a stack is at most {MAX_STACK_DEPTH} frames deep: "
+                   "MAX_STACK_DEPTH)", f"{path} -> {exc.message}", exc.offset) from None
     except WireError as exc:
         raise fail(exc.text, f"{path} -> {exc.message}", exc.offset) from None
     n = starts.size
@@ -209,7 +235,7 @@ def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[st
         rows = ft.number == f.number
         if f.type in ("int64", "uint64", "bool") and not f.repeated:
             sel = ft.select(rows)
-            _expect_wire(sel, VARINT, f"{path} -> {{}} -> {f.name}")
+            expect_wire(sel, VARINT, f"{path} -> {{}} -> {f.name}")
             dtype = {"int64": np.int64, "uint64": np.uint64, "bool": bool}[f.type]
             column = np.zeros(n, np.uint64)
             column[sel.message] = sel.value  # fancy assignment: the last one wins
@@ -219,7 +245,7 @@ def decode_table(buf, starts, ends, message: spec.Message, path: str) -> dict[st
     return out
 
 
-def _expect_wire(sel: FieldTable, wire: int, path: str, base: int = 0) -> None:
+def expect_wire(sel: FieldTable, wire: int, path: str, base: int = 0) -> None:
     bad = sel.wire_type != wire
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -298,14 +324,14 @@ def decode_head(rest: bytes) -> Head:
     for f in spec.PROFILE.fields:
         sel = ft.select(ft.number == f.number)
         if f.type == "int64" and not f.repeated and sel.message.size:
-            _expect_wire(sel, VARINT, f"Profile -> {f.name}")
+            expect_wire(sel, VARINT, f"Profile -> {f.name}")
             scalars[f.name] = int(sel.value[-1:].view(np.int64)[0])
     sample_type = ft.select(ft.number == spec.PROFILE.field("sample_type").number)
-    _expect_wire(sample_type, LEN, "Profile -> sample_type -> {}")
+    expect_wire(sample_type, LEN, "Profile -> sample_type -> {}")
     types = decode_table(buf, sample_type.start, sample_type.end, spec.VALUE_TYPE,
                          "Profile -> sample_type")
     period_type = ft.select(ft.number == spec.PROFILE.field("period_type").number)
-    _expect_wire(period_type, LEN, "Profile -> period_type")
+    expect_wire(period_type, LEN, "Profile -> period_type")
     merged = None
     if period_type.message.size:
         payload = np.frombuffer(gather_ranges(buf, period_type.start,
@@ -333,15 +359,27 @@ class Tables:
     sample_ranges: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0), np.zeros(0)))
 
 
-def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
-    """Step 2."""
+def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel, *,
+                  max_lines: int = MAX_LINES) -> Tables:
+    """Step 2. More than *max_lines* lines in all raise :class:`LimitError` before they are
+    all held."""
     head = decode_head(top.rest)
     strings = decode_strings(buf, *top.runs[STRINGS])
     mappings = decode_table(buf, *top.runs[MAPPINGS], spec.MAPPING, "Profile -> mapping")
     functions = decode_table(buf, *top.runs[FUNCTIONS], spec.FUNCTION, "Profile -> function")
-    locations = decode_table(buf, *top.runs[LOCATIONS], spec.LOCATION, "Profile -> location")
+    location_starts, location_ends = top.runs[LOCATIONS]
+    other_fields = len(spec.LOCATION.fields) - 1  # all but the lines, each once
+    try:
+        locations = decode_table(buf, location_starts, location_ends, spec.LOCATION,
+                                 "Profile -> location",
+                                 max_fields=max_lines + other_fields * location_starts.size)
+    except TooManyFields as exc:
+        raise LimitError(f"pprof: more than {max_lines} lines in the locations, more than "
+                         f"read() takes (max_lines={max_lines}); pass a larger max_lines to "
+                         "read them", limit="max_lines", value=max_lines, offset=exc.offset,
+                         path="Profile -> location -> line") from None
     line_fields = locations.pop("line:fields")
-    _expect_wire(line_fields, LEN, "Profile -> location -> {} -> line")
+    expect_wire(line_fields, LEN, "Profile -> location -> {} -> line")
     lines = decode_table(buf, line_fields.start, line_fields.end, spec.LINE,
                          "Profile -> location -> line")
     offsets = np.zeros(top.runs[LOCATIONS][0].size + 1, np.int64)
@@ -351,100 +389,3 @@ def decode_tables(buf: npt.NDArray[np.uint8], top: TopLevel) -> Tables:
         for name in [k for k in table if k.endswith(":fields")]:
             del table[name]
     return Tables(strings, mappings, locations, lines, functions, head, top.runs[SAMPLES])
-
-
-# --- step 3: samples --------------------------------------------------------------------------
-
-
-@dataclass
-class SampleChunk:
-    """Samples ``first .. first + n - 1`` as CSR columns: location ids, values, labels."""
-
-    first: int
-    loc_offsets: np.ndarray
-    loc_ids: np.ndarray  # uint64
-    value_offsets: np.ndarray
-    values: np.ndarray  # int64
-    label_sample: np.ndarray  # sample (within the chunk) of each label
-    labels: dict[str, np.ndarray]  # key, str, num, num_unit
-
-    def __len__(self) -> int:
-        return self.loc_offsets.size - 1
-
-
-def iter_sample_chunks(buf, starts, ends, per_chunk: int = SAMPLES_PER_CHUNK,
-                       chunk_bytes: int = CHUNK_BYTES) -> Iterator[SampleChunk]:
-    """Step 3: the samples in chunks of *per_chunk* samples and *chunk_bytes* bytes at most
-    (at least one sample each): as one varint stream when they are made of varints only
-    (:func:`decode_varint_messages`, the usual case), else field by field
-    (:func:`decode_fields`, which also names any problem)."""
-    total = np.cumsum(ends - starts)
-    first = 0
-    while first < starts.size:
-        before = int(total[first - 1]) if first else 0
-        stop = int(np.searchsorted(total, before + chunk_bytes, side="right"))
-        stop = min(max(stop, first + 1), first + per_chunk)
-        s, e = starts[first:stop], ends[first:stop]
-        lengths = e - s
-        data = np.frombuffer(gather_ranges(buf, s, lengths), np.uint8)
-        offsets = np.zeros(s.size + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        chunk = _chunk_from_varints(first, data, offsets)
-        yield chunk if chunk is not None else _chunk_from_fields(first, buf, s, e)
-        first = stop
-
-
-def _chunk_from_varints(first: int, data, offsets) -> SampleChunk | None:
-    fields = decode_varint_messages(data, offsets)
-    if fields is None:
-        return None
-    n = offsets.size - 1
-    v = fields.values
-    out = []
-    for number in (LOCATION_IDS, VALUES):
-        rows = np.flatnonzero(fields.number == number)
-        counts = fields.stop[rows] - fields.first[rows]
-        csr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(fields.message[rows], weights=counts, minlength=n).astype(
-            np.int64), out=csr[1:])
-        out += [csr, v[decode_ragged_ranges(fields.first[rows], counts)]]
-    labels = np.flatnonzero(fields.number == LABELS)
-    if (fields.wire_type[labels] != LEN).any():
-        return None
-    size = fields.stop[labels] - fields.first[labels]
-    if (size % 2).any():
-        return None
-    at = decode_ragged_ranges(fields.first[labels], size)
-    label_of = np.repeat(np.arange(labels.size), size)
-    keys, values, owner = v[at[0::2]], v[at[1::2]], label_of[0::2]
-    if (keys & np.uint64(7)).any():  # a label field that is not a VARINT
-        return None
-    number = (keys >> np.uint64(3)).astype(np.int64)
-    columns = {}
-    for f in spec.LABEL.fields:
-        column = np.zeros(labels.size, np.uint64)
-        sel = number == f.number
-        column[owner[sel]] = values[sel]
-        columns[f.name] = column.view(np.int64)
-    return SampleChunk(first, out[0], out[1], out[2], out[3].view(np.int64),
-                       fields.message[labels], columns)
-
-
-def _chunk_from_fields(first: int, buf, s, e) -> SampleChunk:
-    n = s.size
-    path = "Profile -> sample -> {} -> "
-    try:
-        ft = decode_fields(buf, s, e)
-    except WireError as exc:
-        raise fail(exc.text, f"Profile -> sample -> {first + (exc.message or 0)}",
-                   exc.offset) from None
-    loc_offsets, loc_ids = repeated_uint64(
-        buf, ft.select(ft.number == LOCATION_IDS), n, path + "location_id", first)
-    value_offsets, values = repeated_uint64(
-        buf, ft.select(ft.number == VALUES), n, path + "value", first)
-    label_rows = ft.select(ft.number == LABELS)
-    _expect_wire(label_rows, LEN, path + "label", first)
-    labels = decode_table(buf, label_rows.start, label_rows.end, spec.LABEL,
-                          "Profile -> sample -> label")
-    return SampleChunk(first, loc_offsets, loc_ids, value_offsets, values.view(np.int64),
-                       label_rows.message, labels)

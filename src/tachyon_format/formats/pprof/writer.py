@@ -26,7 +26,8 @@ import numpy as np
 from tachyon_format.kernels.protowire import Part, encode_messages, encode_packed
 from tachyon_format.kernels.segments import unique_inverse
 from tachyon_format.model import SAMPLES_COUNT, Profile
-from tachyon_format.schema import pprof as spec
+from tachyon_format.schema import pprof_plain as spec
+from tachyon_format.schema.protobuf_plain import key_of
 
 from ..sources import Destination, output_stream
 from .compression import COMPRESSIONS, GZIP_LEVEL, ZSTD_LEVEL, Compression, _zstd
@@ -44,11 +45,11 @@ from .stack_bytes import StackBytes
 from .tables import StringTable, encode_head, encode_tables
 
 SAMPLES_PER_CHUNK = 1 << 16
-SAMPLE_KEY = spec.key_of(spec.PROFILE, "sample")
-LABEL_KEY = spec.key_of(spec.SAMPLE, "label")
-LOCATIONS_KEY = spec.key_of(spec.SAMPLE, "location_id")
-VALUES_KEY = spec.key_of(spec.SAMPLE, "value")
-LABEL_KEYS = {name: spec.key_of(spec.LABEL, name) for name in ("key", "str", "num", "num_unit")}
+SAMPLE_KEY = key_of(spec.PROFILE, "sample")
+LABEL_KEY = key_of(spec.SAMPLE, "label")
+LOCATIONS_KEY = key_of(spec.SAMPLE, "location_id")
+VALUES_KEY = key_of(spec.SAMPLE, "value")
+LABEL_KEYS = {name: key_of(spec.LABEL, name) for name in ("key", "str", "num", "num_unit")}
 
 
 def write(profile: Profile, destination: Destination, *,
