@@ -1,13 +1,18 @@
 """The declared file-level checks (``checks.py``) and the walk that makes them (``file.walk``):
-each check names a real field of the construct declarations at the offset they give it, and
-``read``, ``validate`` and salvage report the same field path and offset for the same problem
-(every file-level case of ``validate``'s tests)."""
+each check names a real field of the construct declarations at the offset they give it; and
+``read``, ``validate`` and salvage report the same problem the same way (message, file offset,
+record, field path) for every unreadable case of ``validate``'s tests, the file-level ones and
+the sample records' (whose checks are ``region.scan.scan_record``'s for read's fallback and
+validate's walk alike), for every record error of the region tests, and for records mutated at
+random."""
 
 from __future__ import annotations
 
+import random
+
 import construct as cs
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import tachyon_format
@@ -16,7 +21,10 @@ from tachyon_format.formats.tachyon import checks
 from tachyon_format.formats.tachyon.byteswap import swap_byte_order
 from tachyon_format.formats.tachyon.file import open_file, walk
 from tachyon_format.schema import tachyon as schema
+from tests.formats.tachyon import mutations
+from tests.formats.tachyon.region.helpers import ERROR_CASES, prefix, tachyon_file, uleb
 from tests.formats.tachyon.test_validation import CASES, EDGES, RAW
+from tests.helpers.paths import DATA_DIR
 
 DECLARED = [checks.TOO_SMALL, checks.MAGIC, *checks.HEADER_CHECKS, *checks.OFFSET_CHECKS,
             checks.STRING_COUNT, checks.FRAME_COUNT, *checks.FOOTER_CHECKS, checks.LEGACY]
@@ -57,36 +65,83 @@ def fails_at_open(data: bytes) -> bool:
     return False
 
 
-FILE_LEVEL = [case for case in CASES if case[2] == "unreadable" and fails_at_open(case[1])]
+UNREADABLE = [case for case in CASES if case[2] == "unreadable"]
+FILE_LEVEL = [case for case in UNREADABLE if fails_at_open(case[1])]
+READ_NAMES_NO_FIELD = {"fewer threads declared", "frame index"}
+"""The record checks whose field (the header's thread count, the frame table) validate names
+and read does not: read's decoders (the compiled walk, the vectorised stages) raise them with
+the region offset and the record number only."""
+NOTHING_RECOVERED = "nothing can be recovered: "
+Where = tuple[str, int | None, int | None, str | None]
+"""(message, file offset or, in a zstd region, region offset, record, field path)"""
 
 
-def where_read_fails(data: bytes) -> tuple[str | None, int | None]:
+def where(message: str, offset: int | None, file_offset: int | None, region: bool,
+          record: int | None, field: str | None) -> Where:
+    return message, file_offset if file_offset is not None or not region else offset, record, field
+
+
+def where_read_fails(data: bytes) -> Where:
     with pytest.raises(FormatError) as caught:
         tachyon_format.read(data, format="tachyon")
-    return caught.value.path, caught.value.offset
+    e = caught.value
+    return where(e.message, e.offset, e.file_offset, e.region, e.record, e.path)
 
 
-def where_validate_fails(data: bytes) -> tuple[str | None, int | None]:
-    first = next(p for p in tachyon_format.validate(data, format="tachyon") if p.fatal)
-    return first.field, first.offset
+def first_unreadable(data: bytes) -> Where:
+    p = next(p for p in tachyon_format.validate(data, format="tachyon") if p.fatal)
+    return where(p.message, p.offset, p.file_offset, p.region, p.record, p.field)
 
 
-def where_salvage_fails(data: bytes) -> tuple[str | None, int | None]:
+def where_salvage_fails(data: bytes) -> Where:
     try:
         profile = tachyon_format.read(data, format="tachyon", strict=False)
-    except FormatError as exc:  # nothing could be recovered: the error says why
-        return exc.path, exc.offset
-    first = profile.extras["salvage"][0]
-    return first.field, first.offset
+    except FormatError as e:  # nothing could be recovered: the error says why
+        return where(e.message.removeprefix(NOTHING_RECOVERED), e.offset, e.file_offset,
+                     e.region, e.record, e.path)
+    p = profile.extras["salvage"][0]
+    return where(p.message, p.offset, p.file_offset, p.region, p.record, p.field)
 
 
-@pytest.mark.parametrize("name, data, field, offset", [
-    (name, data, field, offset) for name, data, _, _, offset, field, _, _ in FILE_LEVEL],
-    ids=[c[0] for c in FILE_LEVEL])
-def test_read_validate_and_salvage_name_the_same_field_and_offset(name, data, field, offset):
-    assert where_validate_fails(data) == (field, offset)
-    assert where_read_fails(data) == (field, offset)
-    assert where_salvage_fails(data) == (field, offset)
+@pytest.mark.parametrize("name, data, message, offset, field", [
+    (name, data, message, offset, field) for name, data, _, message, offset, field, _, _
+    in UNREADABLE], ids=[c[0] for c in UNREADABLE])
+def test_read_validate_and_salvage_report_the_same_problem(name, data, message, offset, field):
+    """Every unreadable case of validate's tests (16 at open, 5 in the records)."""
+    validated = first_unreadable(data)
+    assert message in validated[0] and validated[3] == field  # (the offset: test_validation)
+    read = where_read_fails(data)
+    if name in READ_NAMES_NO_FIELD:
+        assert read[3] is None
+        read = (*read[:3], field)
+    assert read == validated
+    assert where_salvage_fails(data) == where_read_fails(data)
+
+
+@pytest.mark.parametrize("region, message", ERROR_CASES, ids=[m for _, m in ERROR_CASES])
+def test_each_record_error_is_one_verdict_for_all_three(region, message):
+    """The region tests' record errors (4 threads and 10 frames allowed), in a file."""
+    data = tachyon_file(region, sample_count=1, thread_count=4, num_frames=10)
+    read = where_read_fails(data)
+    assert read[0] == message
+    validated = first_unreadable(data)
+    if read[3] is None and validated[3] is not None:  # (see READ_NAMES_NO_FIELD)
+        assert message.startswith(("Invalid thread count", "Invalid frame index"))
+        validated = (*validated[:3], None)
+    assert validated == read
+    assert where_salvage_fails(data) == read
+
+
+def test_a_check_before_broken_frames_is_said_first():
+    """A SUFFIX sharing more frames than the stack holds, whose frame is then cut short:
+    CPython (and read) fail on the shared count before reading the frames; validate says so
+    first, then the broken varint, as the walk's record checks are read's."""
+    data = tachyon_file(prefix(1, 0, 2) + b"\x00\x00\x05\x01\x80", sample_count=1,
+                        num_frames=1)
+    assert where_read_fails(data)[0] == "Shared count 5 exceeds current stack depth 0"
+    fatal = [p.message for p in tachyon_format.validate(data) if p.fatal]
+    assert fatal == ["Shared count 5 exceeds current stack depth 0",
+                     "Invalid or incomplete varint in binary data"]
 
 
 def test_every_check_at_open_is_among_the_file_level_cases():
@@ -165,3 +220,53 @@ def test_read_and_validate_stop_at_the_same_problem(draw):
     if first.message == checks.LEGACY.message(None):
         return  # read() reads a pre-release layout, which validate says CPython rejects
     assert (first.message, first.field, first.offset) == (error.message, error.path, error.offset)
+
+
+def varint_end(data: bytes, pos: int) -> int:
+    while data[pos] & 0x80:
+        pos += 1
+    return pos + 1
+
+
+def stack_counts(g: mutations.Golden, rng: random.Random) -> bytes:
+    """One count of a stack change (FULL depth; SUFFIX shared or new; POP_PUSH pop or push)
+    set around the stacks' depths and the 256 limit: the depth checks, then reading as many
+    frames as the last count says."""
+    changes = [(at, e) for at, e in zip(g.offsets, g.encodings, strict=True) if e != 0]
+    at, encoding = rng.choice(changes)
+    p = varint_end(g.region, at + 13) + 1  # the delta, then the status byte
+    for _ in range(rng.randrange(1 if encoding == 1 else 2)):
+        p = varint_end(g.region, p)
+    value = rng.choice([0, 1, 2, 3, 5, 20, 255, 256, 257, 300, 2**32 - 1, 2**32])
+    return mutations.embed(g, g.region[:p] + uleb(value) + g.region[varint_end(g.region, p):])
+
+
+RECORD_MUTATIONS = [mutations.flip_bit, mutations.record_byte, mutations.first_varint,
+                    mutations.encoding, mutations.cut_region, mutations.full_record,
+                    mutations.huge_repeat, stack_counts]
+MUTATED = ["threads_cpu_opcodes_raw.bin", "synthetic_edges_raw.bin", "threads_wall_zstd.bin"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MUTATED), st.sampled_from(RECORD_MUTATIONS),
+       st.randoms(use_true_random=False))
+def test_read_and_validate_stop_at_the_same_record_problem(name, mutate, rng):
+    """Records of real files mutated at random (bytes flipped or set, the region cut, counts
+    patched, records inserted): validate's first unreadable problem is read's error (message,
+    offset, record; the field where read names one), and salvage reports it first."""
+    data = mutate(mutations.golden(DATA_DIR / name), rng)
+    try:
+        tachyon_format.read(data, format="tachyon")
+    except FormatError:
+        pass
+    else:
+        event("readable")
+        assert not any(p.fatal for p in tachyon_format.validate(data, format="tachyon"))
+        return
+    read = where_read_fails(data)
+    event(read[0].split(":")[0].split(" exceeds")[0])
+    validated = first_unreadable(data)
+    if read[3] is None:
+        validated = (*validated[:3], None)
+    assert validated == read
+    assert where_salvage_fails(data) == read

@@ -367,7 +367,7 @@ LISTED = 10
 def check_file(data) -> tuple[list[Problem], Plan]:
     """Every problem of everything but the sample records of the file *data* (its bytes), each
     reported and the checking carried on (docs/validation.md lists them all), and what the
-    record checks (:mod:`.region_checks`) can rely on.
+    record checks (:mod:`.region.check_walk`) can rely on.
 
     The checks at open run as :func:`open_file` runs them (:func:`.checks.walk`), but a bad
     statistics block is set aside, a bad mode or version does not stop the table checks, and

@@ -9,8 +9,8 @@ Three steps, each carrying on past what it can:
    bounded by the batch size) reads every record as ``read`` does; if it gets through, the file
    is readable, and only the checks of what the parts say of each other remain (the thread
    count, the statistics block's duration against the timestamps);
-3. otherwise :func:`.region_checks.walk_region` walks the records one by one and reports each
-   problem it can, up to where the record syntax breaks.
+3. otherwise :func:`.region.check_walk.walk_region` walks the records one by one and reports
+   each problem it can, past where the record syntax breaks (where records resume).
 
 The problems about records are told where the region lies in the file as they leave
 (:meth:`Problem.in_file <tachyon_format.Problem.in_file>`).
@@ -38,7 +38,7 @@ from . import zstd
 from .checks import header_field
 from .file import Plan, check_file
 from .reader import iter_batches
-from .region_checks import walk_region
+from .region.check_walk import walk_region
 from .salvage import killed_summary
 from .settings import MAX_DECOMPRESSED_SIZE
 from .tables import frame_strings_ok
@@ -132,12 +132,12 @@ def _found(data, batches: Batches, max_region_size: int, problems: list[Problem]
                                 "checked by the fast decoder; the walk starts there, so the "
                                 "sample count is not compared", offset=start, region=True))
     walk = walk_region(
-        region, thread_count=plan.header.thread_count,
+        region, order=plan.order, thread_count=plan.header.thread_count,
         frame_count=plan.footer.frame_count,
         frame_string_ok=None if plan.frames is None else frame_strings_ok(
             plan.frames, plan.footer.string_count),
         sample_count=None if region_problem is not None or start else plan.header.sample_count,
-        start=start, threads=timeline.thread_keys if start else (),
+        start=start, threads=timeline.thread_ids if start else (),
         records=first.record if start and first is not None and first.record else 0)
     walked = walk.problems
     if start and first is not None and (first.message, first.offset) not in {
@@ -159,7 +159,7 @@ class Timeline:
     threads: int = 0
     first_us: int | None = None
     last_us: int | None = None
-    thread_keys: list[bytes] = field(default_factory=list)  # each thread's record prefix 0..11
+    thread_ids: list[tuple[int, int]] = field(default_factory=list)  # (interpreter, thread)
 
 
 def _first_problem(data, batches: Batches,
@@ -178,18 +178,16 @@ def _first_problem(data, batches: Batches,
                 timeline.first_us = min(first, timeline.first_us or first)
                 timeline.last_us = max(final, timeline.last_us or final)
     except FormatError as exc:
-        return [Problem.from_error(exc)], _with_threads(timeline, threads, plan)
-    return [], _with_threads(timeline, threads, plan)
+        return [Problem.from_error(exc)], _with_threads(timeline, threads)
+    return [], _with_threads(timeline, threads)
 
 
-def _with_threads(timeline: Timeline, threads, plan: Plan) -> Timeline:
+def _with_threads(timeline: Timeline, threads) -> Timeline:
     """*timeline* with the threads of the last batch (every thread seen so far)."""
     if threads is not None:
-        endian = "little" if plan.order == "<" else "big"
         timeline.threads = len(threads)
-        timeline.thread_keys = [
-            int(tid).to_bytes(8, endian) + int(iid).to_bytes(4, endian)
-            for iid, tid in zip(threads.interpreter_id, threads.thread_id, strict=True)]
+        timeline.thread_ids = list(zip(threads.interpreter_id.tolist(),
+                                       threads.thread_id.tolist(), strict=True))
     return timeline
 
 
@@ -197,8 +195,11 @@ def _clock_goes_back(data, batches: Batches) -> bool:
     """Does some thread's clock go backwards? (A second pass, only for a file whose span of
     timestamps already looks wrong.)"""
     clocks = _Clocks()
-    for batch in batches(data):
-        clocks.add(batch.samples.timestamp_us, batch.samples.thread, len(batch.threads))
+    # (every record reads well, but the sample count, checked after the last batch, may be
+    # wrong: that problem is already said)
+    with contextlib.suppress(FormatError):
+        for batch in batches(data):
+            clocks.add(batch.samples.timestamp_us, batch.samples.thread, len(batch.threads))
     return clocks.backwards
 
 

@@ -107,6 +107,68 @@ def _facts():
     return RegionFacts.of(order="<", start_time_us=0, thread_count=4, frame_count=300)
 
 
+@pytest.mark.parametrize(("record", "depth", "reported", "row", "arg", "new_depth"), [
+    (prefix(9, 0, 1) + b"\x00\x00\x01\x05", 0, [(
+        "Invalid thread count: sample data contains more unique threads than declared in "
+        "header (declared 1, found at least 2)", {"field": "header -> thread_count"})],
+     1, 0, 1),
+    (prefix(1, 0, 2) + b"\x00\x00\x05\x01\x03", 2, [
+        ("Shared count 5 exceeds current stack depth 2", {})], 0, 2, 3),
+    (prefix(1, 0, 3) + b"\x00\x00\x00\x02\x03\x04", 255, [
+        ("Final stack depth 257 exceeds capacity 256", {})], 0, 0, 257),
+    (prefix(1, 0, 1) + b"\x00\x00\x02\x07\x63", 0, [  # (frames innermost first)
+        ("Invalid string index in frame", {"field": "frame_table -> [7]"}),
+        ("Invalid frame index: 99", {"field": "frame_table", "expected": "below 10",
+                                     "found": "99"})], 0, 0, 2),
+    (prefix(1, 0, 2) + b"\x00\x00\x05\x01\x03", None, [], 0, 5, 6),  # the stack unknown
+    (prefix(1, 0, 3) + b"\x00\x00\x00" + uleb(256) + b"\x00" * 256, None, [], 0, 0, 256),
+], ids=["thread", "shared", "final depth", "frames", "unknown shared", "unknown depth"])
+def test_with_a_report_the_checks_of_a_whole_record_are_reported(record, depth, reported,
+                                                                  row, arg, new_depth):
+    """validate's mode: each check whose record still parses is reported (the walk goes on),
+    not raised; a stack unknown to validate (records skipped) waits for its next FULL."""
+    ok = [True] * 10
+    ok[7] = False
+    facts = RegionFacts.of(order="<", start_time_us=0, thread_count=1, frame_count=10,
+                           frame_string_ok=ok)
+    got = []
+    rec = scan_record(record, 0, len(record), final=True, facts=facts, threads=one_thread(),
+                      depth_of=lambda row: depth,
+                      report=lambda message, **where: got.append((message, where)))
+    assert got == reported
+    assert (rec.end, rec.row, rec.arg, rec.depth) == (len(record), row, arg, new_depth)
+    if depth is not None:  # read's mode: the first one raised
+        with pytest.raises(FormatError) as info:
+            scan_record(record, 0, len(record), final=True, facts=facts,
+                        threads=one_thread(), depth_of=lambda row: depth)
+        assert info.value.message == reported[0][0]
+
+
+def one_thread() -> ThreadTable:
+    """A table of one thread (interpreter 0, thread 1), full."""
+    threads = ThreadTable(1, 0)
+    threads.row(0, 1)
+    return threads
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (prefix(1, 0, 1) + b"\x00\x00" + uleb(257), "Stack depth 257 exceeds capacity 256"),
+    (prefix(1, 0, 2) + b"\x00\x00\x05" + uleb(300), "Shared count 5 exceeds current stack "
+                                                     "depth 2"),
+    (prefix(1, 0, 3) + b"\x00\x00\x00" + uleb(300), "Final stack depth 302 exceeds capacity "
+                                                     "256"),
+    (prefix(1, 0, 7), "Unknown stack encoding: 7"),
+], ids=["full", "suffix", "pop_push", "encoding"])
+def test_with_a_report_counts_beyond_256_and_broken_syntax_still_raise(record, message):
+    """CPython fails on counts beyond 256 before it reads a frame: the record's end is not
+    known, so validate's walk must resynchronise, as after a broken syntax."""
+    threads = ThreadTable(1, 0)
+    with pytest.raises(FormatError) as info:
+        scan_record(record, 0, len(record), final=True, facts=_facts(), threads=threads,
+                    depth_of=lambda row: 2, report=lambda message, **where: None)
+    assert info.value.message == message
+
+
 def test_suffix_without_new_frames_keeps_the_innermost_shared_frames():
     """docs/format/records.md#suffix: FULL [f0, f1, f2, f3], then SUFFIX with shared 2 and
     no new frame replays as [f0, f1] (not [f2, f3]); the thread's next records build on

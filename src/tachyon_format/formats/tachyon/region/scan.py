@@ -7,7 +7,8 @@ docs/format/reader.md#checks-during-replay (numbered as there in the comments be
 * :func:`scan_record` reads one record and makes every check CPython makes on it. It is
   also the fallback of the vectorised decoder (:mod:`.decoder`) for whatever that one
   does not handle itself: new threads and interpreters, status bytes >= 0x80, malformed or
-  truncated input.
+  truncated input; and ``validate``'s record checks (:mod:`.check_walk`), which it reports
+  instead of raising where the record's bytes still parse.
 * :func:`stack_after` is the table of docs/format/records.md#record-types: a thread's
   stack after a record, from its stack before.
 * :func:`decode_region` decodes a whole region with a plain loop over the records, into
@@ -36,6 +37,7 @@ from tachyon_format.schema.leb128 import (
     scan_uleb128,
 )
 
+from ..checks import header_field
 from .columns import SampleBatch
 from .layout import (
     COUNTS,
@@ -53,8 +55,16 @@ from .threads import ThreadCountError, ThreadTable
 
 MAX_DEPTH = MAX_STACK_DEPTH
 INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
+THREAD_COUNT = header_field("thread_count")[1]
+FRAME_TABLE = "frame_table"
+"""The field named by the frame checks (15: the table; 16: ``frame_table -> [i]``, the
+frame)."""
 
-__all__ = ["DecodedRegion", "Incomplete", "Record", "decode_region", "scan_record",
+Report = Callable[..., None]
+"""``validate``'s sink of problems: ``report(message, field=, expected=, found=)`` (each
+where known)."""
+
+__all__ = ["DecodedRegion", "Incomplete", "Record", "Report", "decode_region", "scan_record",
            "stack_after"]
 
 
@@ -86,9 +96,10 @@ def scan_record(
     final: bool,
     facts: RegionFacts,
     threads: ThreadTable,
-    depth_of: Callable[[int], int],
+    depth_of: Callable[[int], int | None],
     base: int = 0,
     index: int = 0,
+    report: Report | None = None,
 ) -> Record:
     """Scan: the record at ``data[pos:end]``, with CPython's checks in CPython's order.
 
@@ -96,7 +107,16 @@ def scan_record(
     as ints: bytes, or a memoryview of them); *depth_of(row)* is that thread's current
     stack depth. Errors are :class:`FormatError` at region offset ``base + pos``, record
     number *index*. If the record runs past *end* and *final* is false, raises
-    :class:`Incomplete` (having maybe added the thread)."""
+    :class:`Incomplete` (having maybe added the thread).
+
+    With *report* (``validate``), the checks that leave the record's bytes whole (a thread
+    beyond the header's count, a shared count beyond the depth, a final depth beyond
+    :data:`MAX_DEPTH` of counts within it, a frame or string index beyond its table) go to
+    *report* instead, and the record is read on: the thread added, the shared frames clamped
+    to the stack (the record's ``arg``), the stack deeper than CPython allows. The syntax
+    checks still raise (the walk then looks for where records resume), and so do counts
+    beyond :data:`MAX_DEPTH`, which CPython fails on before it reads a frame. *depth_of* may
+    then return None, for a stack unknown (records skipped): the checks of the depth wait."""
     offset = base + pos
 
     def fail(message: str) -> NoReturn:
@@ -133,7 +153,8 @@ def scan_record(
     try:  # 2. one thread more than the header declares (before the encoding is looked at)
         row = threads.row(interpreter_id, thread_id)
     except ThreadCountError as exc:
-        fail(str(exc))
+        _failed(report, str(exc), offset, index, field=THREAD_COUNT)
+        row = threads.add(interpreter_id, thread_id)
     if encoding > POP_PUSH:  # 3.
         fail(f"Unknown stack encoding: {encoding}")
     p = pos + PREFIX_SIZE
@@ -154,6 +175,21 @@ def scan_record(
         if not final and MIN_REPEAT_ENTRY_SIZE * count > end - p:  # (not all here yet)
             raise Incomplete
         for _ in range(count):  # 7. and 8.
+            # (a delta of 1 or 2 bytes and its status, the usual, read here: a third of the
+            # time of sample(); any other, and every error, by sample())
+            if p + 2 < end:
+                b = data[p]
+                if b < 0x80:
+                    deltas.append(b)
+                    statuses.append(data[p + 1])
+                    p += 2
+                    continue
+                c = data[p + 1]
+                if c < 0x80:
+                    deltas.append(b & 0x7F | c << 7)
+                    statuses.append(data[p + 2])
+                    p += 3
+                    continue
             sample("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
         return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses,
                       arg, frames, depth)
@@ -168,25 +204,45 @@ def scan_record(
         kept = 0
     else:  # SUFFIX: `shared` outermost frames kept; POP_PUSH: `pop` innermost ones dropped
         (arg,) = args
+        # (a stack unknown to validate: taken as empty, its checks made only where the
+        # counts alone fail)
+        known = depth is not None
         if encoding == SUFFIX:
-            if arg > depth:  # 13.
-                fail(f"Shared count {arg} exceeds current stack depth {depth}")
+            if known and arg > depth:  # 13.
+                _failed(report, f"Shared count {arg} exceeds current stack depth {depth}",
+                        offset, index, count)
+                arg = depth  # (validate reads on with the whole stack shared)
             kept = arg
         else:
-            kept = max(depth - arg, 0)  # a pop deeper than the stack is clamped
-        if kept + count > MAX_DEPTH:  # 14.
-            fail(f"Final stack depth {kept + count} exceeds capacity {MAX_DEPTH}")
+            kept = max(depth - arg, 0) if known else 0  # a pop deeper than the stack: clamped
+        if kept + count > MAX_DEPTH and (known or count > MAX_DEPTH):  # 14.
+            _failed(report, f"Final stack depth {kept + count} exceeds capacity {MAX_DEPTH}",
+                    offset, index, count)
     for _ in range(count):
         frames.append(varint(INVALID_VARINT))  # 11.
     # 15. and 16., when the stack is materialised for collect(): the kept frames passed
     # these checks when they were pushed, so only the new ones can fail
     for frame in frames:
         if frame >= facts.frame_count:
-            fail(f"Invalid frame index: {frame}")
-        if facts.frame_string_ok is not None and not facts.frame_string_ok[frame]:
-            fail("Invalid string index in frame")
+            _failed(report, f"Invalid frame index: {frame}", offset, index, field=FRAME_TABLE,
+                    expected=f"below {facts.frame_count}", found=str(frame))
+        elif facts.frame_string_ok is not None and not facts.frame_string_ok[frame]:
+            _failed(report, "Invalid string index in frame", offset, index,
+                    field=f"{FRAME_TABLE} -> [{frame}]")
     return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses, arg,
                   frames, kept + count)
+
+
+def _failed(report: Report | None, message: str, offset: int, index: int, count: int = 0,
+            **where: str) -> None:
+    """A check of :func:`scan_record` failed on the record at region offset *offset*, number
+    *index*: raises its :class:`FormatError`, or, with *report*, reports it (with *where*: the
+    field, what was expected and found) and returns, unless the record's last count, *count*,
+    is beyond :data:`MAX_DEPTH` (CPython fails on it before it reads a frame, so its frames'
+    syntax is unknown)."""
+    if report is None or count > MAX_DEPTH:
+        raise FormatError(message, offset=offset, record=index, region=True)
+    report(message, **where)
 
 
 def stack_after(old: list[int], rec: Record) -> list[int]:

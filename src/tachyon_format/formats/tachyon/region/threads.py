@@ -7,7 +7,8 @@ the prefix-tree node of the current stack (-1: the empty stack, where every thre
 
 Invariants: a pair has one row for good; there are never more rows than the header's
 ``thread_count`` (the pair that would be one too many raises :class:`ThreadCountError`, with
-CPython's message, and is not added); :mod:`.commit` is the only writer of the per-row state.
+CPython's message, and is not added; only ``validate``'s walk, :mod:`.check_walk`, adds it
+after reporting); :mod:`.commit` is the only writer of the per-row state.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class ThreadTable:
         if row is None:
             if len(self) >= self.thread_count:
                 raise ThreadCountError(self.thread_count, len(self) + 1)
-            row = self._add(interpreter_id, thread_id)
+            row = self.add(interpreter_id, thread_id)
         return row
 
     def rows_of(
@@ -112,7 +113,7 @@ class ThreadTable:
         for j in sorted(fresh, key=lambda j: first[j]):
             if len(self) >= self.thread_count:
                 raise ThreadCountError(self.thread_count, len(self) + 1, int(first[j]))
-            rows[j] = self._add(*keys[j])
+            rows[j] = self.add(*keys[j])
         return rows[inverse.reshape(-1)]
 
     def truncate(self, rows: int) -> None:
@@ -150,7 +151,10 @@ class ThreadTable:
             return None
         return rows[at]
 
-    def _add(self, interpreter_id: int, thread_id: int) -> int:
+    def add(self, interpreter_id: int, thread_id: int) -> int:
+        """The row of a new pair, with a fresh clock and an empty stack, whatever the
+        ``thread_count`` (:meth:`row` and :meth:`rows_of` check it first; ``validate`` goes
+        on past that check with the thread added)."""
         row = len(self)
         self._row[(interpreter_id, thread_id)] = row
         self._interpreter_ids.append(interpreter_id)
