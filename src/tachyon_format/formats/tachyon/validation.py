@@ -22,7 +22,6 @@ is said to be so, with what ``read(..., strict=False)`` recovers from it.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +35,7 @@ from tachyon_format.schema import tachyon_values as spec
 from ..sources import Source, loaded
 from . import zstd
 from .checks import header_field
-from .file import Plan, check_file
+from .file import Plan, TachyonFile, check_file, open_file
 from .reader import iter_batches
 from .region.check_walk import walk_region
 from .salvage import killed_summary
@@ -45,6 +44,23 @@ from .tables import frame_strings_ok
 
 Batches = Callable[[Any], Iterator[Any]]
 """``iter_batches`` with the caller's batch size and limits bound."""
+
+
+class _Batches:
+    """``iter_batches`` over the file opened once: the passes over the records (the first
+    problem, then maybe the clocks) share one decoding of the tables (a frame table of
+    millions of entries took as long as the records)."""
+
+    def __init__(self, samples_per_batch: int, max_region_size: int) -> None:
+        self.samples_per_batch = samples_per_batch
+        self.max_region_size = max_region_size
+        self.opened: TachyonFile | None = None
+
+    def __call__(self, data) -> Iterator[Any]:
+        if self.opened is None:  # (raises, here and at the next pass alike, if it cannot)
+            self.opened = open_file(data, max_region_size=self.max_region_size)
+        return iter_batches(self.opened, samples_per_batch=self.samples_per_batch,
+                            max_region_size=self.max_region_size)
 
 SAMPLE_COUNT = header_field("sample_count")
 THREAD_COUNT = header_field("thread_count")
@@ -62,9 +78,8 @@ def validate(source: Source, *, samples_per_batch: int = 1 << 20,
     ``read`` (docs/format/limits.md)."""
     try:
         with _opened(source) as data:
-            return _problems(data, functools.partial(
-                iter_batches, samples_per_batch=samples_per_batch,
-                max_region_size=max_region_size), max_region_size)
+            return _problems(data, _Batches(samples_per_batch, max_region_size),
+                             max_region_size)
     except OSError as exc:
         return [Problem.from_os_error(exc)]
     except TypeError:
