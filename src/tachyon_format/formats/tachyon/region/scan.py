@@ -241,7 +241,8 @@ def _failed(report: Report | None, message: str, offset: int, index: int, count:
     is beyond :data:`MAX_DEPTH` (CPython fails on it before it reads a frame, so its frames'
     syntax is unknown)."""
     if report is None or count > MAX_DEPTH:
-        raise FormatError(message, offset=offset, record=index, region=True)
+        raise FormatError(message, offset=offset, record=index, region=True,
+                          path=where.get("field"))
     report(message, **where)
 
 
