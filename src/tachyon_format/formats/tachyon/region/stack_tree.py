@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels import hashing, segments
+from tachyon_format.kernels import hashing, paths, segments
 from tachyon_format.kernels.hash_store import HashStore
 from tachyon_format.schema import tachyon_values as spec
 
@@ -247,23 +247,12 @@ class StackTree:
         """Vectorised over records, sequential over levels: whether each *node*'s stack is
         exactly the listing ``frames[src:src + npush]`` (innermost first)."""
         ok = self._node_depth[node] == npush
-        node, src, npush = node[ok], src[ok], npush[ok]
-        by_length = np.argsort(-npush, kind="stable")
-        cur = node[by_length].astype(np.intp)
-        first, count = src[by_length], npush[by_length]
-        # level-major: the walk's frames, and where the listing has them
-        start = np.r_[0, np.cumsum(segments.count_longer_than(count))]
-        walked = np.empty(start[-1], np.int32)
-        listed_at = np.empty(start[-1], np.intp)
-        for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
-            c = cur[: hi - lo]
-            np.take(self._node_frame, c, out=walked[lo:hi])
-            np.add(first[: hi - lo], i, out=listed_at[lo:hi])
-            c[...] = self._node_parent[c]  # (the root, -1, only after a walk's last level)
-        differ = np.flatnonzero(walked != frames[listed_at])
-        bad = np.zeros(cur.size, bool)
-        bad[differ - start[np.searchsorted(start, differ, side="right") - 1]] = True
-        ok[np.flatnonzero(ok)[by_length[bad]]] = False
+        rows = np.flatnonzero(ok)
+        offsets, walked = paths.gather_paths(self._node_frame, self._node_parent, node[rows],
+                                             npush[rows])
+        listed = frames[segments.decode_ragged_ranges(src[rows], npush[rows])]
+        differ = np.flatnonzero(walked != listed)
+        ok[rows[np.searchsorted(offsets, differ, side="right") - 1]] = False
         return ok
 
     # ------------------------------------------------------------------ bases
@@ -308,14 +297,7 @@ class StackTree:
         steps = np.asarray(depth, np.int64) - level
         if (steps < 0).any():
             raise ValueError("a record keeps more levels than its thread's stack has")
-        by_steps = np.argsort(-steps, kind="stable")
-        cur = node[by_steps].astype(np.intp)
-        for n in segments.count_longer_than(steps[by_steps]).tolist():
-            c = cur[:n]
-            c[...] = self._node_parent[c]
-        out = np.empty(cur.size, np.int32)
-        out[by_steps] = cur
-        return out
+        return paths.node_above(self._node_parent, node, steps).astype(np.int32)
 
     # ------------------------------------------------------------------ nodes by hash
     def _hashed_nodes(self, ev: _Events, base: _Bases, exact: bool):
