@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels import hashing, paths, segments
+from tachyon_format.kernels import hashing, paths, prefix_tree, segments
 from tachyon_format.kernels.hash_store import HashStore
 from tachyon_format.schema import tachyon_values as spec
 
@@ -375,13 +375,12 @@ class StackTree:
 
     # ------------------------------------------------------------------ nodes, exact
     def _exact_nodes(self, ev: _Events, base: _Bases) -> np.ndarray:
-        """Vectorised per stack level: node of every event by exact (parent, frame) keys,
-        without hashes (after hash proofs failed under two seeds); same ids as hashing."""
+        """Vectorised per stack level: node of every event by exact (parent, frame) pairs
+        (:func:`~tachyon_format.kernels.prefix_tree.number_pairs`), without hashes (after
+        hash proofs failed under two seeds); same ids as hashing."""
         nf = ev.frame.size
         m = self._num_nodes
-        known_keys = _pair_keys(self._node_parent[:m], self._node_frame[:m])
-        known_order = np.argsort(known_keys)
-        known_keys = known_keys[known_order]
+        known = prefix_tree.KnownPairs(self._node_parent[:m], self._node_frame[:m])
         node = np.full(nf, -1, np.int64)
         # parent of each event: the event before it, or for a record's first its base
         parent_event = np.arange(nf) - 1
@@ -390,8 +389,9 @@ class StackTree:
         starts, be = ev.start[has], base.event[has]
         parent_event[starts] = be
         parent_node[starts] = np.where(be >= 0, -2, base.node[has])
-        temp_first: list[np.ndarray] = []  # per new (temporary) node: its first event
-        temp_keys: list[np.ndarray] = []
+        # per new (temporary) node, numbered level by level: its first event and parent
+        temp_first: list[np.ndarray] = []
+        temp_parent: list[np.ndarray] = []
         temp_count = 0
         by_level = np.argsort(ev.level, kind="stable")
         bounds = np.flatnonzero(np.r_[True, np.diff(ev.level[by_level]) != 0, True])
@@ -400,25 +400,19 @@ class StackTree:
             pn = parent_node[sel]
             from_event = pn == -2
             pn[from_event] = node[parent_event[sel[from_event]]]
-            uniq, first, inverse = segments.unique_inverse(_pair_keys(pn, ev.frame[sel]))
-            ids = segments.find_sorted(known_keys, uniq)
-            ids[ids >= 0] = known_order[ids[ids >= 0]]
-            miss = np.flatnonzero(ids < 0)
-            ids[miss] = m + temp_count + np.arange(miss.size)
-            temp_count += miss.size
-            temp_first.append(sel[first[miss]])
-            temp_keys.append(uniq[miss])
-            node[sel] = ids[inverse.reshape(-1)]
+            node[sel], new = prefix_tree.number_pairs(pn, ev.frame[sel], m + temp_count, known)
+            temp_count += new.size
+            temp_first.append(sel[new])
+            temp_parent.append(pn[new])
         # number the new nodes by first event, as the hashed path does
         first_event = np.concatenate(temp_first) if temp_first else np.zeros(0, np.int64)
         order = np.argsort(first_event)
         renumber = np.arange(m + first_event.size)
         renumber[m + order] = np.arange(m, m + first_event.size)
-        keys = np.concatenate(temp_keys) if temp_keys else np.zeros(0, np.uint64)
-        frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        parent = (keys >> np.uint64(32)).astype(np.int64) - 1
+        parent = np.concatenate(temp_parent) if temp_parent else np.zeros(0, np.int64)
         parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self._write_nodes(frame[order], parent[order], ev.level[first_event[order]])
+        self._write_nodes(ev.frame[first_event[order]], parent[order],
+                          ev.level[first_event[order]])
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
@@ -458,11 +452,3 @@ class StackTree:
         self._store.add(self._node_hash, np.arange(m))
         self._unindexed.clear()
         self._stale = False
-
-
-# ---------------------------------------------------------------------- helpers
-def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """Vectorised: exact uint64 keys of (parent node or -1, frame < 2**32) pairs."""
-    keys = (parent.astype(np.int64) + 1).astype(np.uint64) << np.uint64(32)
-    keys |= frame.astype(np.uint64)
-    return keys
