@@ -6,34 +6,17 @@ its stack, innermost frame first. Passes over the whole tree at once live in :mo
 these start from chosen nodes.
 
 * :func:`gather_paths`, :func:`node_above` and :func:`mark_paths` are vectorised over the
-  walks, one round per level: the walks are sorted longest first, so those still going at
-  a level are a prefix of them and a round is a gather or two, with no compaction.
+  walks, one round per level over the walks still going.
 * :func:`scan_path` is the walk of one node, a plain Python step per level: for a single
   stack a numpy round per level would cost more than the whole walk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import numpy.typing as npt
 
 from .segments import count_longer_than
-
-
-def _climb(up: npt.NDArray[np.integer], nodes: npt.NDArray[np.integer],
-           steps: npt.NDArray[np.integer]
-           ) -> Iterator[tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]]]:
-    """Vectorised over walks: per level ``i`` (0 for the given nodes), ``(i, rows, node)``:
-    the positions in *nodes* of the walks that visit ``steps > i`` nodes, and the node each
-    is at; longest walks first. The arrays yielded are views the next round overwrites."""
-    order = np.argsort(-np.asarray(steps, np.int64), kind="stable")
-    node = np.asarray(nodes)[order].astype(np.intp)
-    for i, n in enumerate(count_longer_than(np.asarray(steps)[order]).tolist()):
-        if i:
-            node[:n] = up[node[:n]]
-        yield i, order[:n], node[:n]
 
 
 def gather_paths(values: npt.NDArray, up: npt.NDArray[np.integer],
@@ -48,10 +31,17 @@ def gather_paths(values: npt.NDArray, up: npt.NDArray[np.integer],
     offsets = np.zeros(nodes.size + 1, np.int64)
     np.cumsum(steps, out=offsets[1:])
     out = np.empty(int(offsets[-1]), values.dtype)
-    start = offsets[:-1] if innermost_first else offsets[1:] - 1
     step = 1 if innermost_first else -1
-    for i, rows, node in _climb(up, nodes, steps):
-        out[start[rows] + step * i] = values[node]
+    # in input order, the finished walks dropped each round: each round writes its values
+    # in increasing places (walks sorted by length, as node_above does, write all over the
+    # output: 15 % slower for 13.5 million values)
+    going = np.flatnonzero(steps > 0)
+    at = (offsets[:-1] if innermost_first else offsets[1:] - 1)[going]
+    node, left = nodes[going], steps[going]
+    while at.size:
+        out[at] = values[node]
+        more = np.flatnonzero(left > 1)
+        at, left, node = at[more] + step, left[more] - 1, up[node[more]]
     return offsets, out
 
 
