@@ -77,8 +77,7 @@ class Stacks:
         self, stacks: npt.ArrayLike | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
         """``(offsets, frame_ids)`` of the given stack ids (all nodes by default), innermost
-        frame first: the inverse of :meth:`from_csr`. Vectorised, one pass per level
-        (:func:`~tachyon_format.kernels.paths.gather_paths`)."""
+        frame first: the inverse of :meth:`from_csr`. Vectorised, one pass per level."""
         ids = np.arange(len(self)) if stacks is None else np.asarray(stacks, dtype=np.int64)
         depth = np.zeros(ids.size, np.int64)
         live = ids >= 0
