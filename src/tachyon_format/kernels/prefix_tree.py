@@ -108,8 +108,9 @@ class KnownPairs:
 def pair_keys(parent: npt.ArrayLike, frame: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     """Vectorised: one exact uint64 key per (parent node or -1, frame) pair: the parent + 1
     above, the frame (below 2**32) below."""
-    keys = (np.asarray(parent).astype(np.int64) + 1).astype(np.uint64) << np.uint64(_FRAME_BITS)
-    keys |= np.asarray(frame).astype(np.uint64)
+    keys = (np.asarray(parent, np.int64) + 1).view(np.uint64)
+    keys <<= np.uint64(_FRAME_BITS)
+    keys |= np.asarray(frame, np.int64).view(np.uint64)
     return keys
 
 
@@ -122,10 +123,14 @@ def number_pairs(parent: npt.ArrayLike, frame: npt.ArrayLike, first_id: int,
     node of each pair and, per new node in id order, the index of its first pair (where its
     parent and frame are)."""
     unique_keys, first, inverse = unique_inverse(pair_keys(parent, frame))
-    node = (np.full(unique_keys.size, -1, np.int64) if known is None
-            else known.find(unique_keys))
-    new = np.flatnonzero(node < 0)
-    new = new[np.argsort(first[new], kind="stable")]  # ids follow the input, not key values
+    # ids follow the input, not key values (first indexes are distinct: any sort will do)
+    if known is None:
+        node = np.empty(unique_keys.size, np.int64)
+        new = np.argsort(first)
+    else:
+        node = known.find(unique_keys)
+        new = np.flatnonzero(node < 0)
+        new = new[np.argsort(first[new])]
     node[new] = np.arange(first_id, first_id + new.size)
     return node[inverse], first[new]
 
