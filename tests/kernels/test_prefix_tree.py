@@ -1,4 +1,5 @@
-"""build_prefix_tree against a dict-based trie built stack by stack."""
+"""build_prefix_tree against a dict-based trie built stack by stack; one level's numbering
+against a dict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tachyon_format.kernels import prefix_tree
-from tachyon_format.kernels.prefix_tree import build_prefix_tree
+from tachyon_format.kernels.prefix_tree import KnownPairs, build_prefix_tree, number_pairs
 
 
 def trie(stacks: list[list[int]]) -> tuple[set, list[tuple]]:
@@ -88,3 +89,30 @@ def test_a_deep_stack_costs_time_by_its_frames_not_its_levels():
     assert node_of.tolist() == [299_999, 199_998, 199_999]
     assert parent[299_999] == 299_998 and parent[200_000] == 199_998
     assert frame[199_999] == 100_000 and parent[199_999] == 199_997
+
+
+pair = st.tuples(st.integers(-1, 4) | st.integers(-1, 2**32 - 2),
+                 st.integers(0, 3) | st.integers(0, 2**32 - 1))
+
+
+@given(st.lists(pair, max_size=30, unique=True), st.lists(pair, max_size=30),
+       st.integers(0, 100))
+def test_a_level_is_numbered_as_a_dict_numbers_it(known, level, first_id):
+    ids = {pair: i for i, pair in enumerate(known)}  # (a tree's nodes are distinct pairs)
+    expected, firsts = [], []
+    next_id = first_id
+    for i, pair in enumerate(level):
+        if pair not in ids:
+            ids[pair] = next_id
+            next_id += 1
+            firsts.append(i)
+        expected.append(ids[pair])
+    index = KnownPairs(np.array([p for p, _ in known], np.int64),
+                       np.array([f for _, f in known], np.int64))
+    parent = np.array([p for p, _ in level], np.int64)
+    frame = np.array([f for _, f in level], np.int64)
+    node, new = number_pairs(parent, frame, first_id, index)
+    assert node.tolist() == expected and new.tolist() == firsts
+    if not known:
+        node, new = number_pairs(parent, frame, first_id)
+        assert node.tolist() == expected and new.tolist() == firsts

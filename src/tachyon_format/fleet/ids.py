@@ -30,6 +30,7 @@ import hashlib
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.kernels.tree import Levels
 from tachyon_format.model import Profile, Stacks
 
 FRAME_SEED = 0x7461636879666D65  # b"tachyfme": any fixed value; part of the layout
@@ -97,15 +98,10 @@ def frame_ids(profile: Profile, strings: npt.NDArray[np.int64]) -> npt.NDArray[n
 def stack_ids(stacks: Stacks, frames: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The id of every node of *stacks*, given the ids of the frame rows; one numpy pass per
     level, so nodes may come in any order."""
-    depth = stacks.depth()
+    levels = Levels(stacks.parent)
     out = np.zeros(len(stacks), np.int64)
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(1, int(depth.max(initial=0)) + 2))
-    parent = stacks.parent.astype(np.int64)
     frame = frames[stacks.frame.astype(np.int64)] if len(stacks) else np.zeros(0, np.int64)
-    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        level = order[start:end]
-        up = parent[level]
+    for level, up in zip(levels.levels, levels.parents, strict=True):
         parent_id = np.where(up >= 0, out[np.maximum(up, 0)], ROOT)
         out[level] = _as_id(mix(parent_id, frame[level]))
     return out

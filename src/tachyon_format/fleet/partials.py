@@ -26,6 +26,7 @@ import numpy.typing as npt
 from tachyon_format.analysis import Table, function_table
 from tachyon_format.analysis.keys import By, fields_of
 from tachyon_format.errors import FormatError
+from tachyon_format.kernels.paths import mark_paths
 from tachyon_format.model import (
     SAMPLES_COUNT,
     Frames,
@@ -194,15 +195,7 @@ class StackCounts:
 
 def _used_nodes(stacks: Stacks, leaves: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The nodes of the stacks *leaves* and of all their ancestors."""
-    marked = np.zeros(len(stacks), bool)
-    node = leaves[leaves >= 0]
-    parent = stacks.parent.astype(np.int64)
-    while node.size:
-        node = node[~marked[node]]
-        marked[node] = True
-        node = parent[node]
-        node = node[node >= 0]
-    return np.flatnonzero(marked)
+    return np.flatnonzero(mark_paths(stacks.parent, leaves))
 
 
 def _nodes(stacks: Stacks, used, nid, fid) -> dict[str, np.ndarray]:

@@ -8,6 +8,10 @@ node; lists sharing their outer frames share those nodes.
 Tier (c): one pass per stack *level*, each over the stacks still that deep, so the work is
 proportional to the total number of frames listed (plus one sort per level), never to
 ``stacks x deepest``.
+
+A level is numbered by :func:`number_pairs`, the one level-by-level tree builder of the
+package: it also numbers the nodes of trees built from other trees (the Tachyon decoder's
+exact fallback, shared stack numbers across profiles).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .segments import unique_inverse
+from .segments import find_sorted, unique_inverse
 
 _FRAME_BITS = 32
 """A (parent, frame) pair is keyed as one uint64: parent + 1 above, the frame below."""
@@ -68,20 +72,12 @@ def build_prefix_tree(
             node_frame.append(tail_frame)
             node_parent.append(tail_parent)
             break
-        frame = frames[at].astype(np.uint64)
-        key = ((node + 1).astype(np.uint64) << np.uint64(_FRAME_BITS)) | frame
-        unique_keys, first, inverse = unique_inverse(key)
-        # new ids in order of first appearance, so that ids follow the input, not key values
-        id_of_group = np.empty(unique_keys.size, dtype=np.int64)
-        id_of_group[np.argsort(first, kind="stable")] = np.arange(
-            num_nodes, num_nodes + unique_keys.size)
-        by_id = np.argsort(id_of_group, kind="stable")
-        node_frame.append((unique_keys[by_id] & np.uint64((1 << _FRAME_BITS) - 1))
-                          .astype(np.int32))
-        node_parent.append(((unique_keys[by_id] >> np.uint64(_FRAME_BITS)).astype(np.int64) - 1)
-                           .astype(np.int32))
-        num_nodes += unique_keys.size
-        node = id_of_group[inverse]
+        frame = frames[at]
+        ids, new = number_pairs(node, frame, num_nodes)
+        node_frame.append(frame[new].astype(np.int32))
+        node_parent.append(node[new].astype(np.int32))
+        num_nodes += new.size
+        node = ids
         level += 1
         done = lengths[rows] == level
         stack_node[rows[done]] = node[done]
@@ -90,6 +86,53 @@ def build_prefix_tree(
     if not node_frame:
         return np.zeros(0, np.int32), np.zeros(0, np.int32), stack_node
     return np.concatenate(node_frame), np.concatenate(node_parent), stack_node
+
+
+class KnownPairs:
+    """The (parent, frame) pairs of a tree's nodes, sorted for look-ups: node ``i`` is the
+    pair ``(parent[i], frame[i])``."""
+
+    def __init__(self, parent: npt.ArrayLike, frame: npt.ArrayLike) -> None:
+        keys = pair_keys(parent, frame)
+        self._order = np.argsort(keys)
+        self._keys = keys[self._order]
+
+    def find(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """Vectorised: the node of each key of :func:`pair_keys`, -1 where none."""
+        at = find_sorted(self._keys, keys)
+        if not self._keys.size:
+            return at.astype(np.int64)
+        return np.where(at >= 0, self._order[np.maximum(at, 0)], -1)
+
+
+def pair_keys(parent: npt.ArrayLike, frame: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """Vectorised: one exact uint64 key per (parent node or -1, frame) pair: the parent + 1
+    above, the frame (below 2**32) below."""
+    keys = (np.asarray(parent, np.int64) + 1).view(np.uint64)
+    keys <<= np.uint64(_FRAME_BITS)
+    keys |= np.asarray(frame, np.int64).view(np.uint64)
+    return keys
+
+
+def number_pairs(parent: npt.ArrayLike, frame: npt.ArrayLike, first_id: int,
+                 known: KnownPairs | None = None
+                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+    """Vectorised: one level of a prefix tree. The node of each (*parent*, *frame*) pair:
+    equal pairs share a node; a pair of a *known* node is that node, and the other distinct
+    pairs are new nodes, numbered from *first_id* in order of first appearance. Returns the
+    node of each pair and, per new node in id order, the index of its first pair (where its
+    parent and frame are)."""
+    unique_keys, first, inverse = unique_inverse(pair_keys(parent, frame))
+    # ids follow the input, not key values (first indexes are distinct: any sort will do)
+    if known is None:
+        node = np.empty(unique_keys.size, np.int64)
+        new = np.argsort(first)
+    else:
+        node = known.find(unique_keys)
+        new = np.flatnonzero(node < 0)
+        new = new[np.argsort(first[new])]
+    node[new] = np.arange(first_id, first_id + new.size)
+    return node[inverse], first[new]
 
 
 def _finish_few(frames: np.ndarray, rows: np.ndarray, node: np.ndarray, at: np.ndarray,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.kernels.paths import gather_paths, scan_path
 from tachyon_format.kernels.prefix_tree import build_prefix_tree
 from tachyon_format.kernels.segments import decode_chain_sums
 
@@ -64,7 +65,7 @@ class Stacks:
 
     def frames_of(self, stack: int) -> npt.NDArray[np.int32]:
         """Frame rows of one stack, innermost first (empty for stack -1)."""
-        return np.asarray(self.tuples()[int(stack)], dtype=np.int32)
+        return np.array(scan_path(self.frame, self.parent, stack), dtype=np.int32)
 
     def depth(self) -> npt.NDArray[np.int64]:
         """Number of frames of every node's stack (pointer jumping: one round per doubling
@@ -81,18 +82,8 @@ class Stacks:
         depth = np.zeros(ids.size, np.int64)
         live = ids >= 0
         depth[live] = self.depth()[ids[live]]
-        offsets = np.zeros(ids.size + 1, np.int64)
-        np.cumsum(depth, out=offsets[1:])
-        frame_ids = np.empty(int(offsets[-1]), np.int32)
-        rows = np.flatnonzero(live)
-        node = ids[rows]
-        at = offsets[rows]
-        while rows.size:
-            frame_ids[at] = self.frame[node]
-            node = self.parent[node].astype(np.int64)
-            keep = np.flatnonzero(node >= 0)
-            rows, node, at = rows[keep], node[keep], at[keep] + 1
-        return offsets, frame_ids
+        offsets, frame_ids = gather_paths(self.frame, self.parent, ids, depth)
+        return offsets, frame_ids.astype(np.int32, copy=False)
 
     def without_frames(
         self, drop: npt.NDArray[np.bool_], stacks: npt.ArrayLike
@@ -118,8 +109,9 @@ class Stacks:
 class StackTuples:
     """``stack id -> tuple[int, ...]`` of frame rows, innermost first, each built once.
 
-    The one stack walk of the package: a stack is read by walking up the parents until a
-    stack already built, whose tuple then ends the new one."""
+    A memoised walk (the vectorised ones are :mod:`tachyon_format.kernels.paths`): a stack
+    is read by walking up the parents until a stack already built, whose tuple then ends
+    the new one."""
 
     __slots__ = ("_frame", "_parent", "_limit", "_done")
 

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.kernels.paths import scan_path
+from tachyon_format.kernels.prefix_tree import number_pairs
+from tachyon_format.kernels.tree import Levels
 from tachyon_format.model.internal import INTERNAL_FRAME_SUFFIXES
 
 from .notation import frame_text
@@ -43,8 +46,9 @@ class SharedKeys:
         self.interpreters = interpreters
         self.frame_ids: dict[tuple, int] = {}
         self.frame_texts: list[str] = []
-        self.stack_pairs = np.zeros(1, np.int64)  # (see sample_stacks)
-        self.pair_width = 1
+        # per shared stack but the empty one (number - 1): its frame and the row of its parent
+        self.stack_frame = np.zeros(0, np.int64)
+        self.stack_parent = np.zeros(0, np.int64)
         self.thread_ids: dict[tuple[int | None, int], int] = {}
         self.thread_keys: list[tuple[int | None, int]] = []
 
@@ -92,10 +96,11 @@ class SharedKeys:
 
         Vectorised, one pass per level of the stack trees: the nodes of every tree at depth
         *d* are numbered by the distinct (number of the parent, shared frame) pairs among
-        them, so that equal stacks get equal numbers in any profile. The profiler's own
-        frames, when left out, are taken out of the trees first (``Stacks.without_frames``).
+        them (:func:`~tachyon_format.kernels.prefix_tree.number_pairs`), so that equal stacks
+        get equal numbers in any profile. The profiler's own frames, when left out, are taken
+        out of the trees first (``Stacks.without_frames``).
         """
-        frames, parents, depths, samples = [], [], [], []
+        frames, parents, samples = [], [], []
         for profile in profiles:
             frame_ids, internal = self.frame_rows(profile)
             tree, stack = profile.stacks, profile.samples.stack.astype(np.int64)
@@ -103,7 +108,6 @@ class SharedKeys:
                 tree, stack = tree.without_frames(internal, stack)
             frames.append(frame_ids[tree.frame.astype(np.int64)])
             parents.append(tree.parent.astype(np.int64))
-            depths.append(tree.depth())
             samples.append(np.asarray(stack, np.int64))
         # every tree's nodes in one numbering: node i of tree k is base[k] + i
         base = np.zeros(len(profiles) + 1, np.int64)
@@ -111,33 +115,26 @@ class SharedKeys:
         frame = np.concatenate(frames)
         parent = np.concatenate([np.where(p >= 0, p + b, -1)
                                  for p, b in zip(parents, base[:-1], strict=True)])
-        depth = np.concatenate(depths)
-        number = np.zeros(frame.size + 1, np.int64)  # (the last: for samples of no stack)
-        width = np.int64(max(len(self.frame_texts), 1))
-        by_depth = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[by_depth], np.arange(1, int(depth.max(initial=0)) + 2))
-        next_number = 1
-        pairs = [np.zeros(1, np.int64)]  # per shared stack: parent number * width + frame
-        for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            nodes = by_depth[low:high]
-            up = parent[nodes]
-            key = np.where(up >= 0, number[np.maximum(up, 0)], 0) * width + frame[nodes]
-            distinct, which = np.unique(key, return_inverse=True)
-            number[nodes] = next_number + which.reshape(-1)
-            pairs.append(distinct)
-            next_number += distinct.size
-        self.stack_pairs = np.concatenate(pairs)
-        self.pair_width = int(width)
+        levels = Levels(parent)
+        row = np.full(frame.size + 1, -1, np.int64)  # shared number - 1 (the last: no stack)
+        stack_frame, stack_parent = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        num_rows = 0
+        for nodes, up in zip(levels.levels, levels.parents, strict=True):
+            up_row = np.where(up >= 0, row[np.maximum(up, 0)], -1)
+            row[nodes], new = number_pairs(up_row, frame[nodes], num_rows)
+            num_rows += new.size
+            stack_frame.append(frame[nodes[new]])
+            stack_parent.append(up_row[new])
+        self.stack_frame = np.concatenate(stack_frame)
+        self.stack_parent = np.concatenate(stack_parent)
+        number = row + 1
         return [number[np.where(stack >= 0, stack + b, frame.size)]
                 for stack, b in zip(samples, base[:-1], strict=True)]
 
     def stack_lines(self, number: int) -> list[str]:
         """The frames of a shared stack as notation lines, outermost first."""
-        lines = []
-        while number > 0:
-            number, frame = divmod(int(self.stack_pairs[number]), self.pair_width)
-            lines.append(self.frame_texts[frame])
-        return lines[::-1]
+        frames = scan_path(self.stack_frame, self.stack_parent, number - 1)
+        return [self.frame_texts[int(f)] for f in reversed(frames)]
 
     # -- threads ----------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
+from tachyon_format.kernels.paths import gather_paths, mark_paths
 from tachyon_format.kernels.tree import Levels
 
 BLOCK = 8
@@ -125,12 +126,10 @@ class Lines:
         ending = prefix_base + len(self.prefixes)
         out[offsets[1:] - 1] = ending if distinct is None else (
             ending + np.searchsorted(distinct, self.count[lines]))
-        at = offsets[:-1] + m  # the innermost block goes last
-        while node.size:
-            out[at] = self._block_row[node]
-            node = self._up[node]
-            keep = np.flatnonzero(node >= 0)
-            node, at = node[keep], at[keep] - 1
+        is_block = np.ones(out.size, bool)
+        is_block[offsets[:-1]] = is_block[offsets[1:] - 1] = False
+        out[is_block] = gather_paths(self._block_row, self._up, node, m,
+                                     innermost_first=False)[1]  # (the innermost block last)
         return out
 
     def _make_blocks(self) -> list[bytes]:
@@ -138,25 +137,13 @@ class Lines:
         path's frames from the last block start to the node (a block after the first starts
         with ``;``), as bytes; and (:attr:`_block_row`) each node's row in that list. One
         join of all their frames, then one slice per block."""
-        reached = np.zeros(self.parent.size, bool)
-        node = self.node
-        while node.size:
-            reached[node] = True
-            node = self._up[node]
-            node = node[node >= 0]
-        needed = np.flatnonzero(reached)
+        needed = np.flatnonzero(mark_paths(self._up, self.node))
         self._block_row = np.full(self.parent.size, -1, np.int64)
         self._block_row[needed] = np.arange(needed.size)
         frames = (self.depth[needed] - 1) % BLOCK + 1
-        offsets = np.zeros(needed.size + 1, np.int64)
-        np.cumsum(frames, out=offsets[1:])
-        flat = np.empty(int(offsets[-1]), np.int64)
-        at, node, left = offsets[1:] - 1, needed, frames  # (filled from the innermost)
-        num_texts = len(self.texts)
-        while node.size:  # pieces: ";text" (rows below num_texts), or "text" at depth 1
-            flat[at] = self.text[node] + np.where(self.depth[node] == 1, num_texts, 0)
-            more = np.flatnonzero(left > 1)
-            at, node, left = at[more] - 1, self.parent[node[more]], left[more] - 1
+        # pieces: ";text" (rows below the number of texts), or "text" at depth 1
+        piece = self.text + np.where(self.depth == 1, len(self.texts), 0)
+        offsets, flat = gather_paths(piece, self.parent, needed, frames, innermost_first=False)
         plain = [_encode(t) for t in self.texts]
         pieces = np.array([b";" + t for t in plain] + plain, dtype=object)
         length = np.fromiter(map(len, pieces), np.int64, pieces.size)[flat]

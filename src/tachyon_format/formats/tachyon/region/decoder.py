@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
+from tachyon_format.kernels.paths import scan_path
 
 from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
@@ -414,9 +415,4 @@ def _spare_cpu() -> bool:
 def frames_of(stack_frame: np.ndarray, stack_parent: np.ndarray, stack_id: int) -> np.ndarray:
     """Scan: frame indices of stack *stack_id*, innermost first (empty for -1): what
     :meth:`~tachyon_format.model.Stacks.frames_of` gives, from the tree's two columns."""
-    out = []
-    node = int(stack_id)
-    while node >= 0:
-        out.append(int(stack_frame[node]))
-        node = int(stack_parent[node])
-    return np.array(out, dtype=np.int32)
+    return np.array(scan_path(stack_frame, stack_parent, stack_id), dtype=np.int32)

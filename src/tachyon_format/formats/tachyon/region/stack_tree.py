@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.kernels import hashing, segments
+from tachyon_format.kernels import hashing, paths, prefix_tree, segments
 from tachyon_format.kernels.hash_store import HashStore
 from tachyon_format.schema import tachyon_values as spec
 
@@ -247,23 +247,12 @@ class StackTree:
         """Vectorised over records, sequential over levels: whether each *node*'s stack is
         exactly the listing ``frames[src:src + npush]`` (innermost first)."""
         ok = self._node_depth[node] == npush
-        node, src, npush = node[ok], src[ok], npush[ok]
-        by_length = np.argsort(-npush, kind="stable")
-        cur = node[by_length].astype(np.intp)
-        first, count = src[by_length], npush[by_length]
-        # level-major: the walk's frames, and where the listing has them
-        start = np.r_[0, np.cumsum(segments.count_longer_than(count))]
-        walked = np.empty(start[-1], np.int32)
-        listed_at = np.empty(start[-1], np.intp)
-        for i, (lo, hi) in enumerate(zip(start[:-1].tolist(), start[1:].tolist(), strict=True)):
-            c = cur[: hi - lo]
-            np.take(self._node_frame, c, out=walked[lo:hi])
-            np.add(first[: hi - lo], i, out=listed_at[lo:hi])
-            c[...] = self._node_parent[c]  # (the root, -1, only after a walk's last level)
-        differ = np.flatnonzero(walked != frames[listed_at])
-        bad = np.zeros(cur.size, bool)
-        bad[differ - start[np.searchsorted(start, differ, side="right") - 1]] = True
-        ok[np.flatnonzero(ok)[by_length[bad]]] = False
+        rows = np.flatnonzero(ok)
+        offsets, walked = paths.gather_paths(self._node_frame, self._node_parent, node[rows],
+                                             npush[rows])
+        listed = frames[segments.decode_ragged_ranges(src[rows], npush[rows])]
+        differ = np.flatnonzero(walked != listed)
+        ok[rows[np.searchsorted(offsets, differ, side="right") - 1]] = False
         return ok
 
     # ------------------------------------------------------------------ bases
@@ -308,14 +297,7 @@ class StackTree:
         steps = np.asarray(depth, np.int64) - level
         if (steps < 0).any():
             raise ValueError("a record keeps more levels than its thread's stack has")
-        by_steps = np.argsort(-steps, kind="stable")
-        cur = node[by_steps].astype(np.intp)
-        for n in segments.count_longer_than(steps[by_steps]).tolist():
-            c = cur[:n]
-            c[...] = self._node_parent[c]
-        out = np.empty(cur.size, np.int32)
-        out[by_steps] = cur
-        return out
+        return paths.node_above(self._node_parent, node, steps).astype(np.int32)
 
     # ------------------------------------------------------------------ nodes by hash
     def _hashed_nodes(self, ev: _Events, base: _Bases, exact: bool):
@@ -393,13 +375,12 @@ class StackTree:
 
     # ------------------------------------------------------------------ nodes, exact
     def _exact_nodes(self, ev: _Events, base: _Bases) -> np.ndarray:
-        """Vectorised per stack level: node of every event by exact (parent, frame) keys,
-        without hashes (after hash proofs failed under two seeds); same ids as hashing."""
+        """Vectorised per stack level: node of every event by exact (parent, frame) pairs
+        (:func:`~tachyon_format.kernels.prefix_tree.number_pairs`), without hashes (after
+        hash proofs failed under two seeds); same ids as hashing."""
         nf = ev.frame.size
         m = self._num_nodes
-        known_keys = _pair_keys(self._node_parent[:m], self._node_frame[:m])
-        known_order = np.argsort(known_keys)
-        known_keys = known_keys[known_order]
+        known = prefix_tree.KnownPairs(self._node_parent[:m], self._node_frame[:m])
         node = np.full(nf, -1, np.int64)
         # parent of each event: the event before it, or for a record's first its base
         parent_event = np.arange(nf) - 1
@@ -408,8 +389,9 @@ class StackTree:
         starts, be = ev.start[has], base.event[has]
         parent_event[starts] = be
         parent_node[starts] = np.where(be >= 0, -2, base.node[has])
-        temp_first: list[np.ndarray] = []  # per new (temporary) node: its first event
-        temp_keys: list[np.ndarray] = []
+        # per new (temporary) node, numbered level by level: its first event and parent
+        temp_first: list[np.ndarray] = []
+        temp_parent: list[np.ndarray] = []
         temp_count = 0
         by_level = np.argsort(ev.level, kind="stable")
         bounds = np.flatnonzero(np.r_[True, np.diff(ev.level[by_level]) != 0, True])
@@ -418,25 +400,19 @@ class StackTree:
             pn = parent_node[sel]
             from_event = pn == -2
             pn[from_event] = node[parent_event[sel[from_event]]]
-            uniq, first, inverse = segments.unique_inverse(_pair_keys(pn, ev.frame[sel]))
-            ids = segments.find_sorted(known_keys, uniq)
-            ids[ids >= 0] = known_order[ids[ids >= 0]]
-            miss = np.flatnonzero(ids < 0)
-            ids[miss] = m + temp_count + np.arange(miss.size)
-            temp_count += miss.size
-            temp_first.append(sel[first[miss]])
-            temp_keys.append(uniq[miss])
-            node[sel] = ids[inverse.reshape(-1)]
+            node[sel], new = prefix_tree.number_pairs(pn, ev.frame[sel], m + temp_count, known)
+            temp_count += new.size
+            temp_first.append(sel[new])
+            temp_parent.append(pn[new])
         # number the new nodes by first event, as the hashed path does
         first_event = np.concatenate(temp_first) if temp_first else np.zeros(0, np.int64)
         order = np.argsort(first_event)
         renumber = np.arange(m + first_event.size)
         renumber[m + order] = np.arange(m, m + first_event.size)
-        keys = np.concatenate(temp_keys) if temp_keys else np.zeros(0, np.uint64)
-        frame = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        parent = (keys >> np.uint64(32)).astype(np.int64) - 1
+        parent = np.concatenate(temp_parent) if temp_parent else np.zeros(0, np.int64)
         parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self._write_nodes(frame[order], parent[order], ev.level[first_event[order]])
+        self._write_nodes(ev.frame[first_event[order]], parent[order],
+                          ev.level[first_event[order]])
         self._num_nodes += order.size
         return renumber[node].astype(np.int32)
 
@@ -476,11 +452,3 @@ class StackTree:
         self._store.add(self._node_hash, np.arange(m))
         self._unindexed.clear()
         self._stale = False
-
-
-# ---------------------------------------------------------------------- helpers
-def _pair_keys(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """Vectorised: exact uint64 keys of (parent node or -1, frame < 2**32) pairs."""
-    keys = (parent.astype(np.int64) + 1).astype(np.uint64) << np.uint64(32)
-    keys |= frame.astype(np.uint64)
-    return keys
