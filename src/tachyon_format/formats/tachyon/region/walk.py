@@ -202,9 +202,9 @@ class RegionWalk:
     # -- the prefix tree, its hash table, and each node's last child looked up
     num_nodes: cython.Py_ssize_t
     nodes: cython.int[:, ::1]  # per node: parent, frame (side by side for the lookups)
-    # per node: the frame and node of its child looked up last and of the one before (-1:
-    # none yet); the root's (the empty stack's) in root_child_frame, root_child. Apart from
-    # the nodes, so that it goes when the walk is over (see _finish)
+    # per node: its child looked up last and the one before (-1: none yet; their frames are
+    # theirs in nodes); the root's (the empty stack's) in root_child_frame, root_child. Apart
+    # from the nodes, so that it goes when the walk is over (see _finish)
     children: cython.int[:, ::1]
     node_row: cython.int[:]  # aggregate: per node, its stack's first row (-1: none yet)
     root_child_frame: cython.longlong
@@ -286,7 +286,7 @@ class RegionWalk:
         self.thread_slots = memoryview(np.zeros(32, np.int32))
         self.num_nodes = 0
         self.arrays = {"nodes": np.empty((1024, 2), np.int32),
-                       "children": np.empty((1024, 4), np.int32),
+                       "children": np.empty((1024, 2), np.int32),
                        "node_row": np.full(1024 if aggregate else 1, -1, np.int32)}
         self.nodes = memoryview(self.arrays["nodes"])
         self.children = memoryview(self.arrays["children"])
@@ -1104,15 +1104,15 @@ class RegionWalk:
         if parent < 0:
             if self.root_child_frame == cython.cast(cython.longlong, frame):
                 return self.root_child
-        elif self.children[parent, 0] == cython.cast(cython.longlong, frame):
-            return self.children[parent, 1]  # the same child as last time
-        elif self.children[parent, 2] == cython.cast(cython.longlong, frame):
-            n = self.children[parent, 3]  # the one before: now the last one
-            self.children[parent, 2] = self.children[parent, 0]
-            self.children[parent, 3] = self.children[parent, 1]
-            self.children[parent, 0] = frame
-            self.children[parent, 1] = n
-            return n
+        else:
+            n = self.children[parent, 0]
+            if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
+                return n  # the same child as last time
+            n = self.children[parent, 1]
+            if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
+                self.children[parent, 1] = self.children[parent, 0]  # (now the last one)
+                self.children[parent, 0] = n
+                return n
         h = _mix(((cython.cast(cython.ulonglong, parent + 1) << 32) | frame) ^ self.seed)
         tag = h >> 32
         mask = self.node_slots.shape[0] - 1
@@ -1131,10 +1131,8 @@ class RegionWalk:
             self.root_child_frame = frame
             self.root_child = n
         else:
-            self.children[parent, 2] = self.children[parent, 0]
-            self.children[parent, 3] = self.children[parent, 1]
-            self.children[parent, 0] = frame
-            self.children[parent, 1] = n
+            self.children[parent, 1] = self.children[parent, 0]
+            self.children[parent, 0] = n
         return n
 
     @cython.cfunc
@@ -1149,8 +1147,6 @@ class RegionWalk:
         self.nodes[n, 1] = frame
         self.children[n, 0] = -1
         self.children[n, 1] = -1
-        self.children[n, 2] = -1
-        self.children[n, 3] = -1
         if self.aggregate:
             self.node_row[n] = -1
         self.num_nodes = n + 1
