@@ -268,9 +268,9 @@ def distinct_stacks(samples: int, *, digits: int = 512, depth: int = 8) -> bytes
 @pytest.mark.parametrize("aggregate", [False, True])
 def test_the_tree_takes_memory_by_node_not_by_copies(aggregate):
     """The prefix tree while it is built, beyond what read() returns: its columns grown in
-    place, its lookup tables let go of before the copy out. 1.4 M nodes; some 31 bytes a
-    node beyond the result (36 aggregated), where growth by copies, a cache inside the node
-    rows and the tables kept to the end took 59 (65)."""
+    place, its lookup tables let go of before the copy out. 1.4 M nodes; some 22 bytes a
+    node beyond the result (28 aggregated), where growth by copies, a cache of frames and
+    nodes inside the node rows and the tables kept to the end took 59 (65)."""
     data = distinct_stacks(200_000)
     tracemalloc.start()
     try:
