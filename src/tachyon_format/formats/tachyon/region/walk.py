@@ -158,19 +158,20 @@ def _grown(old, used: int, size: int) -> memoryview:
     return memoryview(new)
 
 
-def _resized(arrays: dict, name: str, rows: int) -> memoryview:
-    """``arrays[name]`` with *rows* rows, its first rows kept: resized in place (``realloc``:
-    the system moves a large array's pages without copying them, so the old and the new
-    array never take memory at once) where nothing else refers to it, else a copy. The
-    caller lets go of its memoryview of the array first."""
+def _resized(arrays: dict, name: str, rows: int, columns: int | None = None) -> memoryview:
+    """``arrays[name]`` with *rows* rows (of *columns*, if given), the start of its memory
+    kept (numpy's ``resize``: the first rows, where the columns stay): resized in place
+    (``realloc``: the system moves a large array's pages without copying them, so the old
+    and the new array never take memory at once) where nothing else refers to it, else a
+    copy. The caller lets go of its memoryview of the array first."""
     array = arrays.pop(name)  # (the one reference: resize() refuses while others exist)
-    shape = (max(rows, 1), *array.shape[1:])
+    shape = (max(rows, 1), *(array.shape[1:] if columns is None else (columns,)))
     try:
         array.resize(shape)
     except ValueError:
-        kept = min(shape[0], array.shape[0])
         copy = np.empty(shape, array.dtype)
-        copy[:kept] = array[:kept]
+        kept = min(copy.size, array.size)
+        copy.reshape(-1)[:kept] = array.reshape(-1)[:kept]
         array = copy
     arrays[name] = array
     return memoryview(array)
@@ -201,11 +202,11 @@ class RegionWalk:
     thread_slots: cython.int[:]  # row + 1 (0: free); size a power of 2
     # -- the prefix tree, its hash table, and each node's last child looked up
     num_nodes: cython.Py_ssize_t
-    nodes: cython.int[:, ::1]  # per node: parent, frame (side by side for the lookups)
-    # per node: its child looked up last and the one before (-1: none yet; their frames are
-    # theirs in nodes); the root's (the empty stack's) in root_child_frame, root_child. Apart
-    # from the nodes, so that it goes when the walk is over (see _finish)
-    children: cython.int[:, ::1]
+    # per node, side by side for the lookups: parent, frame, and its child looked up last
+    # and the one before (-1: none yet; their frames are in their own rows, which the next
+    # level's lookup reads anyway); the root's (the empty stack's) in root_child_frame,
+    # root_child. When the walk is over, only (parent, frame) stay (see _finish)
+    nodes: cython.int[:, ::1]
     node_row: cython.int[:]  # aggregate: per node, its stack's first row (-1: none yet)
     root_child_frame: cython.longlong
     root_child: cython.int
@@ -285,11 +286,9 @@ class RegionWalk:
         self.node = _array(16, np.int32)
         self.thread_slots = memoryview(np.zeros(32, np.int32))
         self.num_nodes = 0
-        self.arrays = {"nodes": np.empty((1024, 2), np.int32),
-                       "children": np.empty((1024, 2), np.int32),
+        self.arrays = {"nodes": np.empty((1024, 4), np.int32),
                        "node_row": np.full(1024 if aggregate else 1, -1, np.int32)}
         self.nodes = memoryview(self.arrays["nodes"])
-        self.children = memoryview(self.arrays["children"])
         self.node_row = memoryview(self.arrays["node_row"])
         self.finished = False
         self.root_child_frame = -1
@@ -439,7 +438,8 @@ class RegionWalk:
 
     def _finish(self) -> None:
         """No stack is looked up again: the hash tables, the caches of the last children
-        and the nodes' first rows go, and the nodes and rows are trimmed in place, before
+        and the nodes' first rows go, and the nodes (packed to their parent and frame) and
+        rows are trimmed in place, before
         the caller copies them out (:meth:`tree`, :meth:`counts`). Where every sample has
         a stack of its own, those tables are as large as the tree itself."""
         self.finished = True
@@ -447,11 +447,10 @@ class RegionWalk:
         self.node_slots = memoryview(np.zeros(1, np.uint64))
         self.row_slots = None
         self.row_slots = memoryview(np.zeros(1, np.int32))
+        self._pack_nodes()
         self.nodes = None
-        self.children = None
         self.node_row = None
-        self.nodes = _resized(self.arrays, "nodes", self.num_nodes)
-        self.children = _resized(self.arrays, "children", 0)
+        self.nodes = _resized(self.arrays, "nodes", self.num_nodes, columns=2)
         self.node_row = _resized(self.arrays, "node_row", 0)
         if self.aggregate:
             self.row_stack = None
@@ -1105,13 +1104,13 @@ class RegionWalk:
             if self.root_child_frame == cython.cast(cython.longlong, frame):
                 return self.root_child
         else:
-            n = self.children[parent, 0]
+            n = self.nodes[parent, 2]
             if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
                 return n  # the same child as last time
-            n = self.children[parent, 1]
+            n = self.nodes[parent, 3]
             if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
-                self.children[parent, 1] = self.children[parent, 0]  # (now the last one)
-                self.children[parent, 0] = n
+                self.nodes[parent, 3] = self.nodes[parent, 2]  # (now the last one)
+                self.nodes[parent, 2] = n
                 return n
         h = _mix(((cython.cast(cython.ulonglong, parent + 1) << 32) | frame) ^ self.seed)
         tag = h >> 32
@@ -1131,8 +1130,8 @@ class RegionWalk:
             self.root_child_frame = frame
             self.root_child = n
         else:
-            self.children[parent, 1] = self.children[parent, 0]
-            self.children[parent, 0] = n
+            self.nodes[parent, 3] = self.nodes[parent, 2]
+            self.nodes[parent, 2] = n
         return n
 
     @cython.cfunc
@@ -1145,8 +1144,8 @@ class RegionWalk:
             self._grow_nodes(n + n // 2)  # (by half: grown in place, what is unused counts)
         self.nodes[n, 0] = parent
         self.nodes[n, 1] = frame
-        self.children[n, 0] = -1
-        self.children[n, 1] = -1
+        self.nodes[n, 2] = -1
+        self.nodes[n, 3] = -1
         if self.aggregate:
             self.node_row[n] = -1
         self.num_nodes = n + 1
@@ -1162,12 +1161,27 @@ class RegionWalk:
         """Room for *rows* nodes, the node columns resized in place."""
         with cython.gil:
             self.nodes = None  # (their memoryviews go first: see _resized)
-            self.children = None
             self.nodes = _resized(self.arrays, "nodes", rows)
-            self.children = _resized(self.arrays, "children", rows)
             if self.aggregate:
                 self.node_row = None
                 self.node_row = _resized(self.arrays, "node_row", rows)
+        return 0
+
+    @cython.cfunc
+    @cython.nogil
+    @cython.exceptval(-1)
+    def _pack_nodes(self) -> cython.int:
+        """Node i's (parent, frame) moved to where pair i of an array of pairs is (in row
+        i // 2, which is read already), the caches dropped: the first half of the rows'
+        memory is then the tree, in place."""
+        i: cython.Py_ssize_t
+        parent: cython.int
+        frame: cython.int
+        for i in range(self.num_nodes):
+            parent = self.nodes[i, 0]
+            frame = self.nodes[i, 1]
+            self.nodes[i >> 1, 2 * (i & 1)] = parent
+            self.nodes[i >> 1, 2 * (i & 1) + 1] = frame
         return 0
 
     @cython.cfunc
