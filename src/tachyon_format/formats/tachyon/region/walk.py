@@ -167,6 +167,25 @@ def _grown(old, used: int, size: int) -> memoryview:
     return memoryview(new)
 
 
+def _resized(arrays: dict, name: str, rows: int, columns: int | None = None) -> memoryview:
+    """``arrays[name]`` with *rows* rows (of *columns*, if given), the start of its memory
+    kept (numpy's ``resize``: the first rows, where the columns stay): resized in place
+    (``realloc``: the system moves a large array's pages without copying them, so the old
+    and the new array never take memory at once) where nothing else refers to it, else a
+    copy. The caller lets go of its memoryview of the array first."""
+    array = arrays.pop(name)  # (the one reference: resize() refuses while others exist)
+    shape = (max(rows, 1), *(array.shape[1:] if columns is None else (columns,)))
+    try:
+        array.resize(shape)
+    except ValueError:
+        copy = np.empty(shape, array.dtype)
+        kept = min(copy.size, array.size)
+        copy.reshape(-1)[:kept] = array.reshape(-1)[:kept]
+        array = copy
+    arrays[name] = array
+    return memoryview(array)
+
+
 @cython.final  # (methods called directly, not through a table: inlined where small)
 @cython.cclass
 class RegionWalk:
@@ -192,9 +211,10 @@ class RegionWalk:
     thread_slots: cython.int[:]  # row + 1 (0: free); size a power of 2
     # -- the prefix tree, its hash table, and each node's last child looked up
     num_nodes: cython.Py_ssize_t
-    # per node, side by side for the lookups: parent, frame, the frame and node of its
-    # child looked up last and of the one before (-1: none yet); the root's (the empty
-    # stack's) in root_child_frame, root_child
+    # per node, side by side for the lookups: parent, frame, and its child looked up last
+    # and the one before (-1: none yet; their frames are in their own rows, which the next
+    # level's lookup reads anyway); the root's (the empty stack's) in root_child_frame,
+    # root_child. When the walk is over, only (parent, frame) stay (see _finish)
     nodes: cython.int[:, ::1]
     node_row: cython.int[:]  # aggregate: per node, its stack's first row (-1: none yet)
     root_child_frame: cython.longlong
@@ -245,6 +265,9 @@ class RegionWalk:
     error_b: cython.ulonglong
     error_offset: cython.longlong  # ... the region offset of the record ...
     error_record: cython.longlong  # ... and its number
+    # -- the arrays that grow in place (see _resized), by name; finished: see _finish
+    arrays: dict
+    finished: cython.bint
     # -- scratch: one record's listed frames, and a stack's nodes by level
     listed: cython.ulonglong[:]
     levels: cython.int[:]
@@ -272,18 +295,26 @@ class RegionWalk:
         self.node = _array(16, np.int32)
         self.thread_slots = memoryview(np.zeros(32, np.int32))
         self.num_nodes = 0
-        self.nodes = memoryview(np.empty((1024, 6), np.int32))
-        self.node_row = memoryview(np.full(1024 if aggregate else 1, -1, np.int32))
+        self.arrays = {"nodes": np.empty((1024, 4), np.int32),
+                       "node_row": np.full(1024 if aggregate else 1, -1, np.int32)}
+        self.nodes = memoryview(self.arrays["nodes"])
+        self.node_row = memoryview(self.arrays["node_row"])
+        self.finished = False
         self.root_child_frame = -1
         self.root_child = -1
         self.root_row = -1
         self.node_slots = memoryview(np.zeros(2048, np.uint64))
         self.num_rows = 0
-        self.row_stack = _array(1024, np.int32)
-        self.row_thread = _array(1024, np.int32)
-        self.row_status = _array(1024, np.uint8)
-        self.row_count = _array(1024, np.int64)
-        self.row_hashed = _array(1024, np.uint8)
+        self.arrays.update(row_stack=np.empty(1024, np.int32),
+                           row_thread=np.empty(1024, np.int32),
+                           row_status=np.empty(1024, np.uint8),
+                           row_count=np.empty(1024, np.int64),
+                           row_hashed=np.empty(1024, np.uint8))
+        self.row_stack = memoryview(self.arrays["row_stack"])
+        self.row_thread = memoryview(self.arrays["row_thread"])
+        self.row_status = memoryview(self.arrays["row_status"])
+        self.row_count = memoryview(self.arrays["row_count"])
+        self.row_hashed = memoryview(self.arrays["row_hashed"])
         self.num_hashed_rows = 0
         self.row_slots = memoryview(np.zeros(2048, np.int32))
         self.set_samples(None, 0)
@@ -403,11 +434,44 @@ class RegionWalk:
         returns the position where it stopped (a record or REPEAT entry not decoded yet).
 
         A REPEAT's entries may stop anywhere (the walk carries on with them at the next
-        call); any other record is decoded whole or not at all."""
+        call); any other record is decoded whole or not at all. Once the whole region is
+        decoded (*final*, done), the walk lets go of its lookup tables (:meth:`_finish`)."""
         end: cython.Py_ssize_t = data.shape[0]
+        if self.finished:
+            raise ValueError("the walk is over: the whole region was decoded")
         with cython.nogil:  # (other threads run meanwhile: a zstd decompression, say)
             pos = self._walk(data, pos, stop, end, base, final)
+        if final and self.stopped == DONE:
+            self._finish()
         return pos
+
+    def _finish(self) -> None:
+        """No stack is looked up again: the hash tables, the caches of the last children
+        and the nodes' first rows go, and the nodes (packed to their parent and frame) and
+        rows are trimmed in place, before
+        the caller copies them out (:meth:`tree`, :meth:`counts`). Where every sample has
+        a stack of its own, those tables are as large as the tree itself."""
+        self.finished = True
+        self.node_slots = None
+        self.node_slots = memoryview(np.zeros(1, np.uint64))
+        self.row_slots = None
+        self.row_slots = memoryview(np.zeros(1, np.int32))
+        self._pack_nodes()
+        self.nodes = None
+        self.node_row = None
+        self.nodes = _resized(self.arrays, "nodes", self.num_nodes, columns=2)
+        self.node_row = _resized(self.arrays, "node_row", 0)
+        if self.aggregate:
+            self.row_stack = None
+            self.row_thread = None
+            self.row_status = None
+            self.row_count = None
+            self.row_hashed = None
+            self.row_stack = _resized(self.arrays, "row_stack", self.num_rows)
+            self.row_thread = _resized(self.arrays, "row_thread", self.num_rows)
+            self.row_status = _resized(self.arrays, "row_status", self.num_rows)
+            self.row_count = _resized(self.arrays, "row_count", self.num_rows)
+            self.row_hashed = _resized(self.arrays, "row_hashed", 0)
 
     @cython.cfunc
     @cython.nogil
@@ -870,12 +934,17 @@ class RegionWalk:
         """A new row of (stack, thread, status), in the hash table if *hashed*."""
         r: cython.Py_ssize_t = self.num_rows
         if r >= self.row_stack.shape[0]:
-            with cython.gil:
-                self.row_stack = _grown(self.row_stack, r, 2 * r)
-                self.row_thread = _grown(self.row_thread, r, 2 * r)
-                self.row_status = _grown(self.row_status, r, 2 * r)
-                self.row_count = _grown(self.row_count, r, 2 * r)
-                self.row_hashed = _grown(self.row_hashed, r, 2 * r)
+            with cython.gil:  # (by half, in place: see _grow_nodes)
+                self.row_stack = None
+                self.row_thread = None
+                self.row_status = None
+                self.row_count = None
+                self.row_hashed = None
+                self.row_stack = _resized(self.arrays, "row_stack", r + r // 2)
+                self.row_thread = _resized(self.arrays, "row_thread", r + r // 2)
+                self.row_status = _resized(self.arrays, "row_status", r + r // 2)
+                self.row_count = _resized(self.arrays, "row_count", r + r // 2)
+                self.row_hashed = _resized(self.arrays, "row_hashed", r + r // 2)
         self.row_stack[r] = stack
         self.row_thread[r] = row
         self.row_status[r] = status
@@ -909,8 +978,10 @@ class RegionWalk:
     @cython.exceptval(-1)
     def _rehash_rows(self) -> cython.int:
         r: cython.Py_ssize_t
+        size: cython.Py_ssize_t = 4 * self.row_slots.shape[0]
         with cython.gil:
-            self.row_slots = memoryview(np.zeros(4 * self.row_slots.shape[0], np.int32))
+            self.row_slots = None  # (the rows hold all it held)
+            self.row_slots = memoryview(np.zeros(size, np.int32))
         for r in range(self.num_rows):
             if self.row_hashed[r]:
                 self._place_row(r)
@@ -1041,15 +1112,15 @@ class RegionWalk:
         if parent < 0:
             if self.root_child_frame == cython.cast(cython.longlong, frame):
                 return self.root_child
-        elif self.nodes[parent, 2] == cython.cast(cython.longlong, frame):
-            return self.nodes[parent, 3]  # the same child as last time
-        elif self.nodes[parent, 4] == cython.cast(cython.longlong, frame):
-            n = self.nodes[parent, 5]  # the one before: now the last one
-            self.nodes[parent, 4] = self.nodes[parent, 2]
-            self.nodes[parent, 5] = self.nodes[parent, 3]
-            self.nodes[parent, 2] = frame
-            self.nodes[parent, 3] = n
-            return n
+        else:
+            n = self.nodes[parent, 2]
+            if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
+                return n  # the same child as last time
+            n = self.nodes[parent, 3]
+            if n >= 0 and self.nodes[n, 1] == cython.cast(cython.longlong, frame):
+                self.nodes[parent, 3] = self.nodes[parent, 2]  # (now the last one)
+                self.nodes[parent, 2] = n
+                return n
         h = _mix(((cython.cast(cython.ulonglong, parent + 1) << 32) | frame) ^ self.seed)
         tag = h >> 32
         mask = self.node_slots.shape[0] - 1
@@ -1068,10 +1139,8 @@ class RegionWalk:
             self.root_child_frame = frame
             self.root_child = n
         else:
-            self.nodes[parent, 4] = self.nodes[parent, 2]
-            self.nodes[parent, 5] = self.nodes[parent, 3]
-            self.nodes[parent, 2] = frame
-            self.nodes[parent, 3] = n
+            self.nodes[parent, 3] = self.nodes[parent, 2]
+            self.nodes[parent, 2] = n
         return n
 
     @cython.cfunc
@@ -1081,16 +1150,11 @@ class RegionWalk:
                   tag: cython.ulonglong) -> cython.Py_ssize_t:
         n: cython.Py_ssize_t = self.num_nodes
         if n >= self.nodes.shape[0]:
-            with cython.gil:
-                self.nodes = _grown(self.nodes, n, 2 * n)
-                if self.aggregate:
-                    self.node_row = _grown(self.node_row, n, 2 * n)
+            self._grow_nodes(n + n // 2)  # (by half: grown in place, what is unused counts)
         self.nodes[n, 0] = parent
         self.nodes[n, 1] = frame
         self.nodes[n, 2] = -1
         self.nodes[n, 3] = -1
-        self.nodes[n, 4] = -1
-        self.nodes[n, 5] = -1
         if self.aggregate:
             self.node_row[n] = -1
         self.num_nodes = n + 1
@@ -1102,12 +1166,45 @@ class RegionWalk:
     @cython.cfunc
     @cython.nogil
     @cython.exceptval(-1)
+    def _grow_nodes(self, rows: cython.Py_ssize_t) -> cython.int:
+        """Room for *rows* nodes, the node columns resized in place."""
+        with cython.gil:
+            self.nodes = None  # (their memoryviews go first: see _resized)
+            self.nodes = _resized(self.arrays, "nodes", rows)
+            if self.aggregate:
+                self.node_row = None
+                self.node_row = _resized(self.arrays, "node_row", rows)
+        return 0
+
+    @cython.cfunc
+    @cython.nogil
+    @cython.exceptval(-1)
+    def _pack_nodes(self) -> cython.int:
+        """Node i's (parent, frame) moved to where pair i of an array of pairs is (in row
+        i // 2, which is read already), the caches dropped: the first half of the rows'
+        memory is then the tree, in place."""
+        i: cython.Py_ssize_t
+        parent: cython.int
+        frame: cython.int
+        for i in range(self.num_nodes):
+            parent = self.nodes[i, 0]
+            frame = self.nodes[i, 1]
+            self.nodes[i >> 1, 2 * (i & 1)] = parent
+            self.nodes[i >> 1, 2 * (i & 1) + 1] = frame
+        return 0
+
+    @cython.cfunc
+    @cython.nogil
+    @cython.exceptval(-1)
     def _rehash_nodes(self) -> cython.int:
+        """A hash table twice the size, filled from the nodes (the old one goes first: the
+        nodes hold all it held)."""
         n: cython.Py_ssize_t
         slot: cython.Py_ssize_t
         h: cython.ulonglong
         mask: cython.Py_ssize_t = 2 * self.node_slots.shape[0] - 1
         with cython.gil:
+            self.node_slots = None
             self.node_slots = memoryview(np.zeros(mask + 1, np.uint64))
         for n in range(self.num_nodes):
             h = _mix(((cython.cast(cython.ulonglong, self.nodes[n, 0] + 1) << 32)
