@@ -2,15 +2,17 @@
 depend on how many profiles are already there.
 
     python tools/bench/fleet_add_bench.py [--sizes 0,100,500,1000] [--samples 200]
-                                          [--repeat 3] [--data-dir bench-data/fleet-add]
+                                          [--repeat 3] [--one-by-one]
+                                          [--data-dir bench-data/fleet-add]
 
 Generates small Tachyon profiles (:mod:`fleet_profiles`, 30 stacks each), builds one dataset
 up to each of ``--sizes`` profiles (one ``fleet.dataset.add`` call per step, timed: the
-batched add), and at each size adds one more file ``--repeat`` times to a copy of it: as
+batched add; ``--one-by-one``: one call per file, as a job that adds each file when it is
+written does), and at each size adds one more file ``--repeat`` times to a copy of it: as
 ``tachyon-format dataset add`` in a fresh process (wall time: what a cron job or a CI step
 pays) and through ``dataset.add`` in this process (the add alone). Best and median of the
 repeats; then ``dataset compact`` of the largest dataset (wall time, files before and after,
-size on disk).
+size on disk) and the same one-file adds to it once compacted.
 """
 
 from __future__ import annotations
@@ -70,6 +72,21 @@ def add_here(location: Path, path: str) -> float:
     return time.perf_counter() - started
 
 
+def one_more(data_dir: Path, location: Path, size: int, extra: list[str]) -> str:
+    """Best and median time of adding each of *extra* to a copy of the dataset."""
+    timings: dict[str, list[float]] = {"process": [], "here": []}
+    for k, path in enumerate(extra):
+        for how, run in (("process", add_in_a_process), ("here", add_here)):
+            # (a new path each time: this process keeps the tables it opened, by path)
+            scratch = data_dir / f"scratch-{size}-{k}-{how}-{time.monotonic_ns()}"
+            if size:
+                shutil.copytree(location, scratch)
+            timings[how].append(run(scratch, path))
+            shutil.rmtree(scratch)
+    return " | ".join(f"{min(t) * 1e3:.0f} (median {statistics.median(t) * 1e3:.0f})"
+                      for t in timings.values())
+
+
 def files_in(location: Path) -> int:
     return sum(1 for p in location.rglob("*.parquet") if "_delta_log" not in p.parts)
 
@@ -83,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="0,100,500,1000")
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--one-by-one", action="store_true",
+                    help="build the dataset with one add per file (a file per table each)")
     ap.add_argument("--data-dir", type=Path, default=Path("bench-data/fleet-add"))
     args = ap.parse_args(argv)
     from tachyon_format.fleet import dataset
@@ -99,23 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         started = time.perf_counter()
         if size > done:
-            dataset.add(location, paths[done:size], labels=LABELS)
+            if args.one_by_one:
+                for path in paths[done:size]:
+                    dataset.add(location, [path], labels=LABELS)
+            else:
+                dataset.add(location, paths[done:size], labels=LABELS)
         batched = (time.perf_counter() - started) / (size - done) if size > done else None
         done = size
-        timings: dict[str, list[float]] = {"process": [], "here": []}
-        for k, path in enumerate(extra):
-            for how, run in (("process", add_in_a_process), ("here", add_here)):
-                # (a new path each time: this process keeps the tables it opened, by path)
-                scratch = args.data_dir / f"scratch-{size}-{k}-{how}"
-                shutil.rmtree(scratch, ignore_errors=True)
-                if size:
-                    shutil.copytree(location, scratch)
-                timings[how].append(run(scratch, path))
-                shutil.rmtree(scratch)
-        cells = [f"{min(t) * 1e3:.0f} (median {statistics.median(t) * 1e3:.0f})"
-                 for t in timings.values()]
         lines.append(f"| {size} | {f'{batched * 1e3:.0f}' if batched else '-'} | "
-                     f"{' | '.join(cells)} |")
+                     f"{one_more(args.data_dir, location, size, extra)} |")
         log(lines[-1])
     compact = getattr(dataset, "compact", None)
     if compact is not None and done:
@@ -125,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         compact(location, retention_hours=0)
         seconds = time.perf_counter() - started
         assert dataset.summary(location) == answer
+        lines.append(f"| {done}, compacted | - | "
+                     f"{one_more(args.data_dir, location, done, extra)} |")
         lines += ["", f"compact of {done} profiles: {seconds:.1f} s; data files {before[0]} -> "
                   f"{files_in(location)}, {before[1]:.1f} -> {disk_mb(location):.1f} MiB on disk"]
     print("\n".join(lines))

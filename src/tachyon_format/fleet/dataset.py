@@ -8,14 +8,13 @@ unless the timestamps are kept). Each file is one write, its rows under a new
 ``write_id``; the writes of a batch of files are committed together: their rows appended,
 one commit per table, then their ``profiles`` rows merged in, keyed by the files' content
 ids, so that a writer killed at any moment, a re-run, and writers running at once leave
-each file counted once. Which
-files are there already is looked up by id, in the files of ``profiles`` whose statistics
-may hold them, so an add costs the same whatever the dataset's size. :func:`compact`
-rewrites the many small files of many adds into few. :func:`profiles` lists what a dataset
-holds, :func:`load_counts` reads one profile's rows back as a
-:class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations in
-:mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to DuckDB
-or any Arrow reader.
+each file counted once. Which files are there already is looked up by id, in the files of
+``profiles`` whose statistics may hold them, so an add costs the same whatever the
+dataset's size. :func:`compact` rewrites the many small files of many adds into few.
+:func:`profiles` lists what a dataset holds, :func:`load_counts` reads one profile's rows
+back as a :class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations
+in :mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to
+DuckDB or any Arrow reader.
 """
 
 from __future__ import annotations
@@ -35,6 +34,19 @@ from tachyon_format.errors import FormatError
 from . import delta, file_rows, layout, storage
 from .partials import StackCounts
 from .tables import dictionary_tables, stack_counts, stamped
+
+BATCH_FILES = 64
+"""Files whose rows :func:`add` commits together, one commit per table: each commit makes
+a Parquet file in each table and an entry in its log, which every later reader opens or
+replays."""
+BATCH_ROWS = 1 << 20
+"""Rows after which the files read so far are committed, however few: bounds the memory
+that a batch holds."""
+BATCH_BYTES = 1 << 26
+"""Bytes of files read from URLs (local files are read where they are) after which a batch
+is full."""
+_READ_ERRORS = (FormatError, ValueError, OSError)
+"""What a file that cannot be read raises (reported with its name, the others added)."""
 
 
 @dataclass(frozen=True)
@@ -109,18 +121,6 @@ def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
     return added
 
 
-BATCH_FILES = 64
-"""Files whose rows :func:`add` commits together, one commit per table: each commit makes
-a Parquet file in each table and an entry in its log, which every later reader opens or
-replays."""
-BATCH_ROWS = 1 << 20
-"""Rows after which the files read so far are committed, however few: bounds the memory
-that a batch holds."""
-BATCH_BYTES = 1 << 26
-"""Bytes of files read from URLs (local files are read where they are) after which a batch
-is full."""
-_READ_ERRORS = (FormatError, ValueError, OSError)
-"""What a file that cannot be read raises (reported with its name, the others added)."""
 _IDS = pa.schema([layout.PROFILES.field("profile_id"), layout.WRITE_ID])
 
 

@@ -64,10 +64,14 @@ def create(location: str | os.PathLike, table: str, schema: pa.Schema,
     """Create the empty table *table*, unless it is there (another writer may be creating
     it at the same moment: either commit is the table)."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     uri = table_uri(location, table)
-    if DeltaTable.is_deltatable(uri):  # (every add asks: a look at the log, not an attempt)
+    try:  # (every add asks: the table opened, as the add's writes will use it, not created)
+        _table(uri)
         return
+    except TableNotFoundError:
+        pass
     _retried(lambda: DeltaTable.create(uri, schema, mode="ignore", partition_by=partition_by))
 
 
