@@ -120,3 +120,16 @@ def test_a_bad_file_in_a_batch_is_reported_and_the_others_added(tmp_path, capsys
     assert main(["dataset", "compact", str(location), "--retention-hours", "0"]) == 0
     assert "profiles: " in capsys.readouterr().out
     assert dataset.summary(location)["profiles"] == 3
+
+
+def test_a_reader_of_the_version_before_reads_on_within_the_retention(grown):
+    """A reader that opened a table before the compaction reads the files of its version:
+    they stay for the retention, and go with a retention of 0."""
+    location, _ = grown
+    rows = dataset.arrow(location, "samples").count_rows()
+    first, second = (dataset.arrow(location, "samples") for _ in range(2))  # (not read yet)
+    dataset.compact(location)
+    assert first.to_table().num_rows == rows
+    dataset.compact(location, retention_hours=0)
+    with pytest.raises(OSError):
+        second.to_table()
