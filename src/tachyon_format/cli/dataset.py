@@ -50,8 +50,9 @@ def add_parser(commands) -> None:
     info.set_defaults(run=run_info)
     compact = actions.add_parser(
         "compact", help="rewrite a dataset's small files into few, checkpoint its logs",
-        description="Compact each table of the dataset in DIR: its small files (each add "
-        "makes one per table) rewritten into few, in one commit that keeps every row; the "
+        description="Compact each table of the dataset in DIR: its files (each add makes "
+        "one per table) rewritten into few, sorted by profile id, in one commit that keeps "
+        "every row; the "
         "rows of writes that lost to another write of the same profile deleted; the files "
         "no version of the last --retention-hours needs deleted; a checkpoint of the log "
         "written. Readers and writers may run meanwhile; the answers are the same after.")

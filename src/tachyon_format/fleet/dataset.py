@@ -307,11 +307,12 @@ def compact(location: str | os.PathLike, *,
             retention_hours: int = RETENTION_HOURS) -> Compacted:
     """Compact the dataset at *location*: the rows of writes that a ``profiles`` row does not
     name although the profile is committed (a writer killed before a re-run committed it,
-    or one that lost to a concurrent writer) deleted, then each table's small files
-    rewritten into few (one commit, the same rows), the files that no version of the last
-    *retention_hours* needs deleted, and a checkpoint of each table's log written. Readers
-    and writers may run meanwhile (a reader that opened a table more than *retention_hours*
-    before may find files gone). The answers are the same before and after."""
+    or one that lost to a concurrent writer) deleted, then each table rewritten into few
+    files sorted by ``profile_id`` (one commit, the same rows: :func:`.delta.compact`), the
+    files that no version of the last *retention_hours* needs deleted, and a checkpoint of
+    each table's log written. Readers and writers may run meanwhile (a reader that opened a
+    table more than *retention_hours* before may find files gone). The answers are the same
+    before and after."""
     open_existing(location)
     stale = _stale_writes(location)
     for start in range(0, len(stale), 500):  # (a predicate of a bounded length)

@@ -33,6 +33,8 @@ RETRIES = 200
 """Attempts of a commit that conflicts with other writers' (each after a pause of up to
 :data:`PAUSE_S` seconds)."""
 PAUSE_S = 0.05
+ROW_GROUP_ROWS = 1 << 16
+"""Rows per Parquet row group of a compacted table (a few dozen profiles' counts)."""
 _opened = threading.local()
 """Per thread, the tables opened, by URI: brought up to date before each use (reading the
 commits made since) rather than opened again (reading the log from its last checkpoint)."""
@@ -154,15 +156,20 @@ def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
 
 
 def compact(location: str | os.PathLike, table: str, retention_hours: int) -> dict[str, int]:
-    """Compact *table*: its small files rewritten into few (Delta's optimize, one commit
-    that removes them and adds the new ones: readers see the same rows in every version),
+    """Compact *table*: its files rewritten into few, sorted by ``profile_id`` (Delta's
+    optimize, one commit that removes them and adds the new ones: readers see the same rows
+    in every version),
     the files that no version of the last *retention_hours* needs deleted (vacuum: a reader
     still on an older version reads files that are gone), and a checkpoint of its log
     written, so that opening the table reads one Parquet file and few commits."""
-    from deltalake import CommitProperties
+    from deltalake import CommitProperties, WriterProperties
 
     uri = table_uri(location, table)
-    done = _retried(lambda: _table(uri).optimize.compact(
+    # sorted by profile id (a Z-order on one column), in row groups of ROW_GROUP_ROWS: a
+    # reader of one profile then reads the few row groups whose statistics may hold it, not
+    # the whole of a file of every profile
+    done = _retried(lambda: _table(uri).optimize.z_order(
+        ["profile_id"], writer_properties=WriterProperties(max_row_group_size=ROW_GROUP_ROWS),
         commit_properties=CommitProperties(max_commit_retries=RETRIES)))
     found = _table(uri)
     # (Delta refuses a retention under its default of a week unless told: the caller chose)
@@ -219,15 +226,16 @@ def read(location: str | os.PathLike, table: str, schema: pa.Schema,
     ``write_id``; in the files *files* selects, see :func:`scan`), with *schema*'s columns;
     FormatError if the table's log or one of its files is damaged."""
     found = scan(location, table, schema, files)
-    ids = [n for n in ("profile_id", "write_id") if n in found.schema.names
-           and n not in schema.names]
     try:
-        # only these columns are read; *where* applies to them once read, not in the scan:
-        # delta-rs writes the files of a merge with string_view columns, which pyarrow's
-        # pushed-down filter fails to compare with the table's string statistics
-        rows = found.to_table(columns=[*schema.names, *ids])
-        if where is not None:
-            rows = rows.filter(where)
+        if table == "profiles" and where is not None:
+            # delta-rs writes the files of a merge with string_view columns, which a filter
+            # pushed into the scan fails to compare with the table's string statistics: the
+            # rows (one per profile) are filtered once read
+            ids = [n for n in ("profile_id", "write_id") if n not in schema.names]
+            rows = found.to_table(columns=[*schema.names, *ids]).filter(where)
+        else:  # (the filter pushed into the scan: row groups whose statistics rule it out
+            # are not read)
+            rows = found.to_table(columns=schema.names, filter=where)
         rows = rows.select(schema.names)
         for i, field in enumerate(schema):  # (stored as int64 of the same bits: _as_stored)
             if field.type == pa.uint64() and rows.schema.field(i).type == pa.int64():
