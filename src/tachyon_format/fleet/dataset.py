@@ -240,8 +240,9 @@ def _commit(location: str | os.PathLike, writes: list[_Write]) -> list[Added]:
     if not writes:
         return []
     try:
+        by_id = sorted(writes, key=lambda w: w.added.profile_id)  # (row groups: one id range)
         for table in layout.PARTS:
-            rows = [w.parts[table] for w in writes if table in w.parts]
+            rows = [w.parts[table] for w in by_id if table in w.parts]
             if rows:
                 joined = pa.concat_tables(rows)
                 delta.append(location, table, lambda joined=joined: joined)

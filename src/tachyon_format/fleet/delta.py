@@ -33,8 +33,10 @@ RETRIES = 200
 """Attempts of a commit that conflicts with other writers' (each after a pause of up to
 :data:`PAUSE_S` seconds)."""
 PAUSE_S = 0.05
-ROW_GROUP_ROWS = 1 << 16
-"""Rows per Parquet row group of a compacted table (a few dozen profiles' counts)."""
+ROW_GROUP_ROWS = 1 << 14
+"""Rows per Parquet row group written (about ten small profiles' counts): a reader of one
+profile reads the row groups whose statistics may hold it, in files of many profiles (a
+batch of adds, a compacted table)."""
 _opened = threading.local()
 """Per thread, the tables opened, by URI: brought up to date before each use (reading the
 commits made since) rather than opened again (reading the log from its last checkpoint)."""
@@ -83,11 +85,12 @@ def append(location: str | os.PathLike, table: str,
     come) to *table* in one commit. An append conflicts with a concurrent delete of rows
     it could see (delta-rs checks at the serializable level): *rows()* is then called
     again, for a new attempt."""
-    from deltalake import CommitProperties, write_deltalake
+    from deltalake import CommitProperties, WriterProperties, write_deltalake
 
     uri = table_uri(location, table)
     _retried(lambda: write_deltalake(
         _table(uri), _as_stored(rows()), mode="append",
+        writer_properties=WriterProperties(max_row_group_size=ROW_GROUP_ROWS),
         commit_properties=CommitProperties(max_commit_retries=RETRIES)))
 
 
