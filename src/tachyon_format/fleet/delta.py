@@ -229,16 +229,19 @@ def read(location: str | os.PathLike, table: str, schema: pa.Schema,
     ``write_id``; in the files *files* selects, see :func:`scan`), with *schema*'s columns;
     FormatError if the table's log or one of its files is damaged."""
     found = scan(location, table, schema, files)
+    # delta-rs writes the files it rewrites (a merge's, a delete's) with string_view columns,
+    # which a filter pushed into the scan fails to compare with the table's string
+    # statistics: there the rows are filtered once read (in profiles, always: its files are
+    # a merge's; one row per profile)
+    ids = [n for n in ("profile_id", "write_id") if n not in schema.names]
     try:
-        if table == "profiles" and where is not None:
-            # delta-rs writes the files of a merge with string_view columns, which a filter
-            # pushed into the scan fails to compare with the table's string statistics: the
-            # rows (one per profile) are filtered once read
-            ids = [n for n in ("profile_id", "write_id") if n not in schema.names]
-            rows = found.to_table(columns=[*schema.names, *ids]).filter(where)
-        else:  # (the filter pushed into the scan: row groups whose statistics rule it out
-            # are not read)
+        try:
+            if table == "profiles" and where is not None:
+                raise pa.ArrowNotImplementedError("(a merge's files)")
+            # (pushed into the scan: row groups whose statistics rule it out are not read)
             rows = found.to_table(columns=schema.names, filter=where)
+        except pa.ArrowNotImplementedError:
+            rows = found.to_table(columns=[*schema.names, *ids]).filter(where)
         rows = rows.select(schema.names)
         for i, field in enumerate(schema):  # (stored as int64 of the same bits: _as_stored)
             if field.type == pa.uint64() and rows.schema.field(i).type == pa.int64():
