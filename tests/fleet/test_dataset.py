@@ -293,8 +293,8 @@ def write_version_1(source, target) -> None:
         {"layout": layout.LAYOUT, "version": 1, "partition_by": list(manifest.partition_by)}))
     for row in dataset.profiles(source).to_pylist():
         for table in (*layout.PARTS, "profiles"):
-            rows = dataset.arrow(source, table).to_table(
-                filter=pads.field("profile_id") == row["profile_id"])
+            rows = dataset.arrow(source, table).to_table().filter(  # (see arrow())
+                pads.field("profile_id") == row["profile_id"])
             names = [n for n in layout.TABLES[table].names
                      if table == "samples" or table == "profiles" or n != "profile_id"]
             folder = target / table / row["partition"]

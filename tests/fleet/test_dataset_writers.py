@@ -122,7 +122,8 @@ def test_a_writer_killed_at_its_commit_then_a_rerun(tmp_path, files, clean, wher
                             capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     readable_or_format_error(location)
-    assert len(dataset.profiles(location)) == (1 if where == "after" else 0)
+    committed = dataset.profiles(location)  # (after: the first batch's files, at most all)
+    assert (len(committed) > 0) if where == "after" else (len(committed) == 0)
     subprocess.run(command(location, files, *LABELS), env=environment(), check=True,
                    capture_output=True)
     assert answers(location) == clean[0]

@@ -134,7 +134,7 @@ def samples_frame(source: Source, *, format: str | None = None):
 
             return read_write(unit.location, "samples", unit.profile_id,
                               unit.write_id or "").to_pandas(types_mapper=pd.ArrowDtype)
-        from .dataset import content_id
+        from .file_rows import content_id
 
         counts = unit.stack_counts()
         return sample_rows(content_id(storage.read_source(unit.location)),

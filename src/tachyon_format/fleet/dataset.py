@@ -1,48 +1,52 @@
 """A fleet's profiles as one dataset of Delta Lake tables (layout: :mod:`.layout`,
 docs/fleet.md).
 
-:func:`add` adds profiles one file at a time, in memory bounded by one file: a Tachyon
-file is decoded in batches (``tachyon_format.iter_batches``) and counted per (stack, thread,
-status) as it goes; other formats are read whole (``read(..., aggregate=True)`` unless the
-timestamps are kept). Each file is one write: its rows appended under a new ``write_id``,
-then its ``profiles`` row merged in, keyed by the file's content id, so that a writer killed
-at any moment, a re-run, and writers running at once leave each file counted once.
+:func:`add` adds profiles reading one file at a time (its rows: :mod:`.file_rows`): a
+Tachyon file is decoded in batches (``tachyon_format.iter_batches``) and counted per (stack,
+thread, status) as it goes; other formats are read whole (``read(..., aggregate=True)``
+unless the timestamps are kept). Each file is one write, its rows under a new
+``write_id``; the writes of a batch of files are committed together: their rows appended,
+one commit per table, then their ``profiles`` rows merged in, keyed by the files' content
+ids, so that a writer killed at any moment, a re-run, and writers running at once leave
+each file counted once. Which files are there already is looked up by id, in the files of
+``profiles`` whose statistics may hold them, so an add costs the same whatever the
+dataset's size. :func:`compact` rewrites the many small files of many adds into few.
 :func:`profiles` lists what a dataset holds, :func:`load_counts` reads one profile's rows
-back as a :class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations in
-:mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to
+back as a :class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations
+in :mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to
 DuckDB or any Arrow reader.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
-import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-import tachyon_format
-from tachyon_format.analysis.merge import pid_of
 from tachyon_format.errors import FormatError
-from tachyon_format.model import SAMPLES_COUNT, Profile, Samples
-from tachyon_format.model.aggregate import group_count
 
-from . import delta, layout, storage
-from .ids import frame_ids, stack_ids, string_ids
+from . import delta, file_rows, layout, storage
 from .partials import StackCounts
-from .tables import dictionary_tables, sample_rows, stack_counts, stamped
+from .tables import dictionary_tables, stack_counts, stamped
 
-COMPACT_ROWS = 1 << 22
-"""Counted rows gathered from batches before they are grouped again (bounds the memory of a
-file with many batches)."""
+BATCH_FILES = 64
+"""Files whose rows :func:`add` commits together, one commit per table: each commit makes
+a Parquet file in each table and an entry in its log, which every later reader opens or
+replays."""
+BATCH_ROWS = 1 << 20
+"""Rows after which the files read so far are committed, however few: bounds the memory
+that a batch holds."""
+BATCH_BYTES = 1 << 26
+"""Bytes of files read from URLs (local files are read where they are) after which a batch
+is full."""
+_READ_ERRORS = (FormatError, ValueError, OSError)
+"""What a file that cannot be read raises (reported with its name, the others added)."""
 
 
 @dataclass(frozen=True)
@@ -94,70 +98,187 @@ def create_tables(location: str | os.PathLike, manifest: layout.Manifest) -> Non
 def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
         labels: Mapping[str, str] | None = None, timestamps: bool = False,
         partition_by: Sequence[str] | None = None, format: str | None = None,
-        samples_per_batch: int = 1_000_000) -> list[Added]:
+        samples_per_batch: int = 1_000_000,
+        on_error: Callable[[str, Exception], None] | None = None) -> list[Added]:
     """Add every file of *files* (paths or URLs, any format the library reads) to the
-    dataset at *location* (created if new), one at a time. *labels* (e.g. ``service``,
-    ``deploy``, ``host``) go with every file and choose its partition (``date`` defaults to
-    the UTC day of the profile's start, else :data:`~.layout.UNKNOWN`). ``timestamps=True``
-    writes one row per sample with its time where the format has one, instead of one row
-    per (stack, thread, status). A file already in the dataset (same bytes) is skipped; of
-    writers adding one file at the same moment, one adds it and the others skip it."""
+    dataset at *location* (created if new), reading one at a time. *labels* (e.g.
+    ``service``, ``deploy``, ``host``) go with every file and choose its partition (``date``
+    defaults to the UTC day of the profile's start, else :data:`~.layout.UNKNOWN`).
+    ``timestamps=True`` writes one row per sample with its time where the format has one,
+    instead of one row per (stack, thread, status). A file already in the dataset (same
+    bytes) is skipped; of writers adding one file at the same moment, one adds it and the
+    others skip it. Files are committed in batches (:data:`BATCH_FILES`, :data:`BATCH_ROWS`),
+    one commit per table for a batch. A file that cannot be read (FormatError, ValueError,
+    OSError) is passed with its error to *on_error* and left out; without *on_error* the
+    error is raised, once the files before it are committed."""
     manifest = open_manifest(location, partition_by)
     create_tables(location, manifest)
-    present = set(profiles(location).column("profile_id").to_pylist())
-    added = []
-    for file in storage.expand(files):
-        try:
-            outcome = add_file(location, file, manifest=manifest, labels=labels or {},
-                               timestamps=timestamps, format=format, present=present,
-                               samples_per_batch=samples_per_batch)
-        except FormatError as exc:  # (which of the files; a note keeps the message as is)
-            exc.add_note(f"while adding {storage.display_name(file)}")
-            raise
-        present.add(outcome.profile_id)
-        added.append(outcome)
+    options = {"manifest": manifest, "labels": labels or {}, "timestamps": timestamps,
+               "format": format, "samples_per_batch": samples_per_batch}
+    added: list[Added] = []
+    for batch in _batches_of(storage.expand(files)):
+        added += _add_batch(location, batch, on_error, **options)
     return added
 
 
-def add_file(location: str | os.PathLike, file: str | os.PathLike, *,
-             manifest: layout.Manifest, labels: Mapping[str, str], timestamps: bool = False,
-             format: str | None = None, present: set[str] | frozenset = frozenset(),
-             samples_per_batch: int = 1_000_000) -> Added:
-    """Add one file (see :func:`add`): its rows appended under a new write id, then its
-    ``profiles`` row merged in (the commit); another writer's row for the same file first
-    makes this a skip, and the rows this one appended are deleted again."""
-    source = storage.read_source(file)
-    name = storage.display_name(file)
-    profile_id = content_id(source)
-    if profile_id in present:
-        return Added(name, profile_id, "", 0, skipped=True)
+_IDS = pa.schema([layout.PROFILES.field("profile_id"), layout.WRITE_ID])
+
+
+@dataclass(frozen=True)
+class _Input:
+    """One file of a batch: where it is, what to read it from, its content id (or the
+    error that reading it for the id raised)."""
+
+    name: str
+    source: str | os.PathLike | bytes
+    profile_id: str = ""
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One file's rows, as stored, waiting for its batch's commit."""
+
+    added: Added
+    write_id: str
+    parts: Mapping[str, pa.Table]
+    row: pa.Table
+
+
+def _batches_of(files: Iterable[str | os.PathLike]) -> Iterator[list[_Input]]:
+    """*files* in batches, each file with its content id (so that a batch asks the dataset
+    once which of its files are there)."""
+    batch: list[_Input] = []
+    held = 0
+    for file in files:
+        name = storage.display_name(file)
+        try:
+            source = storage.read_source(file)
+            batch.append(_Input(name, source, file_rows.content_id(source)))
+        except _READ_ERRORS as exc:
+            batch.append(_Input(name, file, error=exc))
+        held += len(batch[-1].source) if isinstance(batch[-1].source, bytes) else 0
+        if len(batch) == BATCH_FILES or held >= BATCH_BYTES:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
+
+
+def _add_batch(location: str | os.PathLike, batch: list[_Input],
+               on_error: Callable[[str, Exception], None] | None, **options) -> list[Added]:
+    """Add the files of *batch* not in the dataset (asked by their ids, a read of the few
+    files of ``profiles`` whose statistics may hold them): their rows committed together,
+    sooner when they reach :data:`BATCH_ROWS` or a file fails."""
+    present = set(delta.lookup(location, "profiles", _IDS, "profile_id", sorted(
+        {item.profile_id for item in batch if item.error is None})).column(
+            "profile_id").to_pylist())
+    outcomes: list[Added | _Write] = []
+    pending: list[_Write] = []
+
+    def commit() -> None:
+        done = {id(w): a for w, a in zip(pending, _commit(location, pending), strict=True)}
+        outcomes[:] = [done.get(id(o), o) for o in outcomes]
+        pending.clear()
+
+    for item in batch:
+        if item.error is None and item.profile_id in present:
+            outcomes.append(Added(item.name, item.profile_id, "", 0, skipped=True))
+            continue
+        try:
+            if item.error is not None:
+                raise item.error
+            write = _read_file(location, item, **options)
+        except _READ_ERRORS as exc:
+            if on_error is None:
+                commit()
+                if isinstance(exc, FormatError):  # (a note keeps the message as it is)
+                    exc.add_note(f"while adding {item.name}")
+                raise
+            on_error(item.name, exc)
+            continue
+        present.add(item.profile_id)  # (the same bytes twice in one batch: added once)
+        outcomes.append(write)
+        pending.append(write)
+        if sum(len(t) for w in pending for t in w.parts.values()) >= BATCH_ROWS:
+            commit()
+    commit()
+    return [o for o in outcomes if isinstance(o, Added)]
+
+
+def _read_file(location: str | os.PathLike, item: _Input, *, manifest: layout.Manifest,
+               labels: Mapping[str, str], timestamps: bool, format: str | None,
+               samples_per_batch: int) -> _Write:
+    """One file's rows under a new write id (with *timestamps*, its ``samples`` rows are
+    appended already, and deleted again if the file fails)."""
     write_id = uuid.uuid4().hex
-    committed = False
     try:
-        last, counts, num_rows = _append_samples(location, source, format, timestamps,
-                                                 samples_per_batch, profile_id, write_id)
-        for table, rows in dictionary_tables(counts).items():
-            delta.append(location, table, lambda t=table, r=rows: stamped(t, r, profile_id,
-                                                                         write_id))
-        keys = _partition_labels(labels, last)
+        last, counts, num_rows, samples = file_rows.count_samples(
+            location, item.source, format, timestamps, samples_per_batch, item.profile_id,
+            write_id)
+        parts = {table: stamped(table, rows, item.profile_id, write_id)
+                 for table, rows in dictionary_tables(counts).items()}
+        if samples is not None:
+            parts["samples"] = samples
+        keys = file_rows.partition_labels(labels, last)
         partition = layout.partition_dir(manifest, keys)
-        row = _profile_row(profile_id, name, source, format, labels, last, counts, num_rows)
-        committed = delta.insert_new(location, "profiles", _with_keys(
-            row, write_id, manifest, keys), "profile_id")
-    finally:
-        _forget(location, profile_id, write_id, committed)
-    if not committed:
-        return Added(name, profile_id, "", 0, skipped=True)
-    return Added(name, profile_id, partition, counts.num_samples)
+        row = file_rows.profile_row(item.profile_id, item.name, item.source, format, labels,
+                                    last, counts, num_rows)
+    except BaseException:
+        if timestamps:
+            _discard(location, [write_id])
+        raise
+    return _Write(Added(item.name, item.profile_id, partition, counts.num_samples), write_id,
+                  parts, file_rows.with_keys(row, write_id, manifest, keys))
 
 
-def _forget(location, profile_id: str, write_id: str, committed: bool) -> None:
-    """Delete the rows no ``profiles`` row will name: this write's if it did not commit,
-    else those of earlier writes of the file that did not (killed half-way). Only tidying:
-    readers leave such rows out; a failure here (another writer's commits kept conflicting)
-    leaves them for the next write of the file."""
-    which = (f"profile_id = '{profile_id}' AND write_id != '{write_id}'" if committed
-             else f"write_id = '{write_id}'")
+def _commit(location: str | os.PathLike, writes: list[_Write]) -> list[Added]:
+    """Commit *writes*: their rows appended, one commit per table, then their ``profiles``
+    rows merged in, keyed by the profile id, in one commit (the commit of them all); what
+    became of each (a file another writer committed first is a skip, and its rows here are
+    deleted again)."""
+    if not writes:
+        return []
+    try:
+        by_id = sorted(writes, key=lambda w: w.added.profile_id)  # (row groups: one id range)
+        for table in layout.PARTS:
+            rows = [w.parts[table] for w in by_id if table in w.parts]
+            if rows:
+                joined = pa.concat_tables(rows)
+                delta.append(location, table, lambda joined=joined: joined)
+        inserted = delta.insert_new(location, "profiles",
+                                    pa.concat_tables([w.row for w in writes]), "profile_id")
+    except BaseException:
+        _discard_uncommitted(location, writes)
+        raise
+    if inserted == len(writes):
+        return [w.added for w in writes]
+    lost = _discard_uncommitted(location, writes)
+    return [replace(w.added, partition="", num_samples=0, skipped=True)
+            if w.write_id in lost else w.added for w in writes]
+
+
+def _discard_uncommitted(location: str | os.PathLike, writes: list[_Write]) -> set[str]:
+    """Delete the rows of those of *writes* that no ``profiles`` row names (another writer
+    committed the file first, or the commit failed); their write ids."""
+    try:
+        stored = delta.lookup(location, "profiles", _IDS, "profile_id",
+                              [w.added.profile_id for w in writes])
+    except Exception:  # noqa: BLE001 (not knowing which committed, delete none)
+        return set()
+    kept = set(stored.column("write_id").to_pylist())
+    lost = {w.write_id for w in writes if w.write_id not in kept}
+    _discard(location, sorted(lost))
+    return lost
+
+
+def _discard(location: str | os.PathLike, write_ids: list[str]) -> None:
+    """Delete the rows of the writes *write_ids*, which no ``profiles`` row names. Only
+    tidying: readers leave such rows out; a failure here (another writer's commits kept
+    conflicting) leaves them for :func:`compact`."""
+    if not write_ids:
+        return
+    which = f"write_id IN ({', '.join(repr(w) for w in write_ids)})"
     for table in layout.PARTS:
         try:
             delta.delete(location, table, which)
@@ -165,205 +286,57 @@ def _forget(location, profile_id: str, write_id: str, committed: bool) -> None:
             return
 
 
-def _append_samples(location, source, format: str | None, timestamps: bool,
-                    samples_per_batch: int, profile_id: str,
-                    write_id: str) -> tuple[Profile, StackCounts, int]:
-    """Count the file's samples batch by batch and append its ``samples`` rows (with
-    *timestamps*, one per sample, streamed to the table batch by batch as they are decoded,
-    and decoded again if the commit must be made again); the last batch, the counts and the
-    number of rows."""
-    pending: list[dict[str, np.ndarray]] = []
-    seen: list[Profile] = []
-    num_rows = 0
-
-    def timeline() -> Iterator[pa.RecordBatch]:
-        nonlocal num_rows
-        pending.clear()
-        seen.clear()
-        num_rows = 0
-        ids_for: tuple[int, np.ndarray] | None = None
-        for batch in _batches(source, format, timestamps, samples_per_batch):
-            seen[:] = [batch]
-            pending.append(_count_columns(batch))
-            if sum(c["count"].size for c in pending) > COMPACT_ROWS:
-                pending[:] = [_regroup(pending)]
-            if timestamps:
-                ids_for = _ids(batch, ids_for)
-                rows = _timeline_rows(profile_id, batch, ids_for[1])
-                num_rows += len(rows)
-                yield from stamped("samples", rows, profile_id, write_id,
-                                    _start_day(batch)).to_batches()
-
-    if timestamps:
-        failed: list[BaseException] = []
-        try:
-            delta.append(location, "samples", lambda: pa.RecordBatchReader.from_batches(
-                layout.stored("samples"), _kept(timeline(), failed)))
-        except Exception:
-            if failed:  # (the file's own error, not delta-rs' report of it)
-                raise failed[0] from None
-            raise
-    else:
-        for _ in timeline():
-            pass
-    if not seen:  # (a file without samples gives no batch: its tables alone)
-        seen.append(tachyon_format.read(source, format=format, aggregate=True))
-        pending.append(_count_columns(seen[0]))
-    counts = _stack_counts(seen[0], _regroup(pending))
-    if not timestamps:
-        num_rows = counts.counts["count"].size
-        rows = stamped("samples", sample_rows(profile_id, counts.counts), profile_id, write_id,
-                       _start_day(seen[0]))
-        delta.append(location, "samples", lambda: rows)
-    return seen[0], counts, num_rows
+# -- compaction ---------------------------------------------------------------------------------
 
 
-def _kept(batches: Iterator[pa.RecordBatch],
-          failed: list[BaseException]) -> Iterator[pa.RecordBatch]:
-    """*batches*, keeping the exception that ends them in *failed* (delta-rs reports it as
-    its own error)."""
-    try:
-        yield from batches
-    except BaseException as exc:
-        failed.append(exc)
-        raise
+RETENTION_HOURS = 168
+"""How long :func:`compact` keeps the files an older version of a table needs (Delta Lake's
+default, a week): a reader that opened the table before a compaction reads such files."""
 
 
-def _with_keys(row: pa.Table, write_id: str, manifest: layout.Manifest,
-               keys: Mapping[str, str]) -> pa.Table:
-    """The ``profiles`` row as stored: with its write id and partition values."""
-    out = row.append_column(layout.WRITE_ID, pa.array([write_id], pa.string()))
-    for key in manifest.partition_by:
-        out = out.append_column(key, pa.array([keys.get(key, layout.UNKNOWN)], pa.string()))
-    return out
+@dataclass(frozen=True)
+class Compacted:
+    """What :func:`compact` did: per table, the files its optimize removed and added and the
+    files its vacuum deleted; the rows of writes that lost to another write of the same
+    profile (killed ones, concurrent ones), deleted."""
+
+    tables: Mapping[str, Mapping[str, int]]
+    stale_writes: int
 
 
-def _start_day(profile: Profile) -> str:
-    return layout.day_of(profile.meta.time_ns)
+def compact(location: str | os.PathLike, *,
+            retention_hours: int = RETENTION_HOURS) -> Compacted:
+    """Compact the dataset at *location*: the rows of writes that a ``profiles`` row does not
+    name although the profile is committed (a writer killed before a re-run committed it,
+    or one that lost to a concurrent writer) deleted, then each table rewritten into few
+    files sorted by ``profile_id`` (one commit, the same rows: :func:`.delta.compact`), the
+    files that no version of the last *retention_hours* needs deleted, and a checkpoint of
+    each table's log written. Readers and writers may run meanwhile (a reader that opened a
+    table more than *retention_hours* before may find files gone). The answers are the same
+    before and after."""
+    open_existing(location)
+    stale = _stale_writes(location)
+    for start in range(0, len(stale), 500):  # (a predicate of a bounded length)
+        _discard(location, stale[start:start + 500])
+    tables = {table: delta.compact(location, table, retention_hours)
+              for table in ("profiles", *layout.PARTS)}
+    return Compacted(tables, len(stale))
 
 
-def content_id(source: str | os.PathLike | bytes) -> str:
-    """The profile id: 16 hex digits of BLAKE2b-64 over the file's bytes (read in blocks)."""
-    digest = hashlib.blake2b(digest_size=8)
-    if isinstance(source, bytes | bytearray | memoryview):
-        digest.update(source)
-    else:
-        with open(source, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+def _stale_writes(location: str | os.PathLike) -> list[str]:
+    """The write ids in the parts of profiles whose ``profiles`` row names another write.
+    (Not the writes of a profile with no ``profiles`` row: one may be committing now.)"""
+    def pairs(table: str) -> Iterator[tuple[str, str]]:
+        rows = delta.read(location, table, _IDS).group_by(_IDS.names).aggregate([])
+        return zip(*(rows.column(name).to_pylist() for name in _IDS.names), strict=True)
 
-
-def _batches(source, format: str | None, timestamps: bool,
-             samples_per_batch: int) -> Iterator[Profile]:
-    """The profile in batches: a Tachyon file decoded a batch at a time, others read whole
-    (as per-stack counts unless the timestamps are kept)."""
-    name = format or tachyon_format.sniff(source)
-    if name == "tachyon":
-        yield from tachyon_format.iter_batches(source, format="tachyon",
-                                               samples_per_batch=samples_per_batch)
-    else:
-        yield tachyon_format.read(source, format=format, aggregate=not timestamps)
-
-
-def _count_columns(batch: Profile) -> dict[str, np.ndarray]:
-    """One batch counted per (stack row, thread row, status)."""
-    samples = batch.samples
-    weight = np.asarray(batch.sample_counts(), np.int64)
-    status = (samples.status.astype(np.int16) if samples.status is not None
-              else np.full(len(samples), -1, np.int16))
-    grouped, count = group_count({"stack": samples.stack.astype(np.int64),
-                                  "thread": samples.thread.astype(np.int64),
-                                  "status": status}, weight)
-    return {**grouped, "count": count}
-
-
-def _regroup(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    joined = {k: np.concatenate([p[k] for p in parts]) for k in ("stack", "thread", "status")}
-    grouped, count = group_count(joined, np.concatenate([p["count"] for p in parts]))
-    return {**grouped, "count": count}
-
-
-def _stack_counts(last: Profile, counted: dict[str, np.ndarray]) -> StackCounts:
-    """The counts of the whole file: the last batch's tables (which hold every stack and
-    thread seen) with the counted rows as its samples."""
-    status = counted["status"]
-    samples = Samples(stack=counted["stack"].astype(np.int32),
-                      thread=counted["thread"].astype(np.int32),
-                      status=None if (status < 0).any() else status.astype(np.uint8),
-                      values=counted["count"][:, None])
-    return StackCounts.of_profile(replace(last, samples=samples,
-                                          meta=replace(last.meta, sample_types=(
-                                              SAMPLES_COUNT,), default_sample_type=None)))
-
-
-def _ids(batch: Profile, done: tuple[int, np.ndarray] | None) -> tuple[int, np.ndarray]:
-    """The stack ids of *batch*'s tree, computed again only when the tree has grown."""
-    if done is not None and done[0] == len(batch.stacks):
-        return done
-    frames = frame_ids(batch, string_ids(batch.strings.raws()))
-    return len(batch.stacks), stack_ids(batch.stacks, frames)
-
-
-def _timeline_rows(profile_id: str, batch: Profile, ids: np.ndarray) -> pa.Table:
-    """One ``samples`` row per sample of *batch*, with its timestamp where it has one."""
-    samples = batch.samples
-    keep = samples.stack >= 0
-    thread = samples.thread.astype(np.int64)[keep]
-    known = (thread >= 0) & (thread < len(batch.threads))
-    safe = np.where(known, thread, 0)
-    threads = batch.threads
-    columns = {
-        "stack_id": ids[samples.stack[keep].astype(np.int64)],
-        "interpreter_id": (np.where(known, threads.interpreter_id[safe].astype(np.int64), -1)
-                           if len(threads) else np.full(thread.size, -1, np.int64)),
-        "thread_id": (np.where(known, threads.thread_id[safe], 0).astype(np.uint64)
-                      if len(threads) else np.zeros(thread.size, np.uint64)),
-        "status": (samples.status[keep].astype(np.int16) if samples.status is not None
-                   else np.full(thread.size, -1, np.int16)),
-        "count": np.asarray(batch.sample_counts(), np.int64)[keep],
-    }
-    stamps = samples.timestamp_us[keep] if samples.timestamp_us is not None else None
-    return sample_rows(profile_id, columns, stamps)
-
-
-def _partition_labels(labels: Mapping[str, str], profile: Profile) -> dict[str, str]:
-    """*labels*, with ``date`` (UTC) from the profile's start when not given (never the day
-    it is added: a re-run on another day must find the same partition)."""
-    return {"date": _start_day(profile), **labels}
-
-
-def _profile_row(profile_id: str, name: str, source, format: str | None,
-                 labels: Mapping[str, str], profile: Profile, counts: StackCounts,
-                 num_rows: int) -> pa.Table:
-    meta = profile.meta
-    try:
-        facts: Any = tachyon_format.info(profile)
-    except ValueError:
-        facts = None
-    pid = labels.get("pid")
-    row = {
-        "profile_id": profile_id, "source": name,
-        "format": format or tachyon_format.sniff(source) or _format_from_extras(profile),
-        "host": labels.get("host"),
-        "pid": int(pid) if pid is not None else pid_of(name),
-        "labels": list(dict(labels).items()),
-        "num_samples": counts.num_samples, "num_rows": num_rows,
-        "period_type": (f"{meta.period_type.type}/{meta.period_type.unit}"
-                        if meta.period_type is not None else None),
-        "period": meta.period, "time_ns": meta.time_ns, "duration_ns": meta.duration_ns,
-        "added_ns": time.time_ns(),
-        "info": json.dumps(facts, default=str, sort_keys=True) if facts is not None else None,
-    }
-    for field in ("period", "time_ns", "duration_ns"):  # int64 columns: refused, never cut
-        if row[field] is not None and not -(1 << 63) <= row[field] < 1 << 63:
-            raise FormatError(f"the dataset's {field} is an int64, and this profile's "
-                              f"{row[field]} does not fit", path=f"profiles -> {field}")
-    return pa.Table.from_pylist([row], schema=layout.PROFILES)
-
-
-def _format_from_extras(profile: Profile) -> str | None:
-    return next(iter(profile.extras), None)
+    committed = dict(pairs("profiles"))
+    stale: set[str] = set()
+    for table in layout.PARTS:
+        for profile_id, write_id in pairs(table):
+            if committed.get(profile_id, write_id) != write_id:
+                stale.add(write_id)
+    return sorted(stale)
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -432,7 +405,10 @@ def arrow(location: str | os.PathLike, table: str) -> pads.Dataset:
     """The current version of *table* (``profiles``, ``samples``, ``stacks``, ``frames`` or
     ``strings``) as an Arrow dataset, read lazily (DuckDB, Polars, pyarrow). Its rows
     include those of writes no ``profiles`` row names: keep the rows whose
-    ``(profile_id, write_id)`` is in ``profiles``."""
+    ``(profile_id, write_id)`` is in ``profiles``. Filter ``profiles`` once read
+    (``to_table().filter(...)``), not in the scan: its files, written by delta-rs' merge, hold
+    string_view columns, which a filter pyarrow pushes into the scan of a file of several
+    rows fails to compare with a string."""
     manifest = open_existing(location)
     return delta.scan(location, table, layout.stored(table, manifest.partition_by))
 

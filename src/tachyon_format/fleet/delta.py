@@ -1,6 +1,7 @@
 """The dataset's tables as Delta Lake tables (``deltalake``, delta-rs): their creation, the
 appends of a profile's rows, the merge that commits its ``profiles`` row, the clean-up of
-rows no ``profiles`` row names, and reads that fail with FormatError.
+rows no ``profiles`` row names, compaction, lookups by id and reads that fail with
+FormatError.
 
 Delta Lake commits by creating the next numbered file of a table's log, which exactly one
 writer can do (a conditional put on object stores, an exclusive create on a local disk), so
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -31,6 +33,10 @@ RETRIES = 200
 """Attempts of a commit that conflicts with other writers' (each after a pause of up to
 :data:`PAUSE_S` seconds)."""
 PAUSE_S = 0.05
+ROW_GROUP_ROWS = 1 << 14
+"""Rows per Parquet row group written (about ten small profiles' counts): a reader of one
+profile reads the row groups whose statistics may hold it, in files of many profiles (a
+batch of adds, a compacted table)."""
 _opened = threading.local()
 """Per thread, the tables opened, by URI: brought up to date before each use (reading the
 commits made since) rather than opened again (reading the log from its last checkpoint)."""
@@ -62,10 +68,14 @@ def create(location: str | os.PathLike, table: str, schema: pa.Schema,
     """Create the empty table *table*, unless it is there (another writer may be creating
     it at the same moment: either commit is the table)."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     uri = table_uri(location, table)
-    if DeltaTable.is_deltatable(uri):  # (every add asks: a look at the log, not an attempt)
+    try:  # (every add asks: the table opened, as the add's writes will use it, not created)
+        _table(uri)
         return
+    except TableNotFoundError:
+        pass
     _retried(lambda: DeltaTable.create(uri, schema, mode="ignore", partition_by=partition_by))
 
 
@@ -75,11 +85,12 @@ def append(location: str | os.PathLike, table: str,
     come) to *table* in one commit. An append conflicts with a concurrent delete of rows
     it could see (delta-rs checks at the serializable level): *rows()* is then called
     again, for a new attempt."""
-    from deltalake import CommitProperties, write_deltalake
+    from deltalake import CommitProperties, WriterProperties, write_deltalake
 
     uri = table_uri(location, table)
     _retried(lambda: write_deltalake(
         _table(uri), _as_stored(rows()), mode="append",
+        writer_properties=WriterProperties(max_row_group_size=ROW_GROUP_ROWS),
         commit_properties=CommitProperties(max_commit_retries=RETRIES)))
 
 
@@ -105,21 +116,39 @@ def _as_stored(rows: pa.Table | pa.RecordBatchReader) -> pa.Table | pa.RecordBat
     return pa.RecordBatchReader.from_batches(schema, (signed(b) for b in rows))
 
 
-def insert_new(location: str | os.PathLike, table: str, row: pa.Table, key: str) -> bool:
-    """Insert the one row of *row* into *table* unless a row with its *key* (a string of
-    hex digits) is there, in one commit (a merge); whether it was inserted."""
+def insert_new(location: str | os.PathLike, table: str, rows: pa.Table, key: str) -> int:
+    """Insert each row of *rows* into *table* unless a row with its *key* (a string of hex
+    digits) is there, all in one commit (a merge); how many were inserted."""
     uri = table_uri(location, table)
-
-    # (the key's value in the predicate too: the merge then reads only the files whose
-    # statistics may hold it, not every file of the table)
-    (value,) = row.column(key).to_pylist()
-    predicate = f"t.{key} = s.{key} AND t.{key} = '{value}'"
+    # (the keys' values in the predicate too: the merge then reads only the files whose
+    # statistics may hold one of them, not every file of the table)
+    predicate = f"t.{key} = s.{key} AND t.{key} IN ({_listed(rows.column(key).to_pylist())})"
 
     def merge() -> Mapping[str, Any]:
-        return (_table(uri).merge(row, predicate, source_alias="s", target_alias="t")
+        return (_table(uri).merge(rows, predicate, source_alias="s", target_alias="t")
                 .when_not_matched_insert_all().execute())
 
-    return _retried(merge)["num_target_rows_inserted"] > 0
+    return _retried(merge)["num_target_rows_inserted"]
+
+
+def lookup(location: str | os.PathLike, table: str, schema: pa.Schema, key: str,
+           values: Sequence[str]) -> pa.Table:
+    """The rows of *table* whose *key* is one of *values* (strings of hex digits), with
+    *schema*'s columns: only those columns of only the files whose statistics may hold one
+    of the values are read, so the cost follows *values*, not the table's size."""
+    if not values:
+        return pa.Table.from_pylist([], schema=schema)
+    return read(location, table, schema, pads.field(key).isin(list(values)),
+                files=f"{key} IN ({_listed(values)})")
+
+
+def _listed(values: Sequence[str]) -> str:
+    """*values* as a SQL list; ValueError for one that is not hex digits (they come from
+    this package, but they go into a predicate)."""
+    for value in values:
+        if not re.fullmatch(r"[0-9a-f]{1,64}", value):
+            raise ValueError(f"{value!r} is not an id (hex digits)")
+    return ", ".join(f"'{value}'" for value in values)
 
 
 def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
@@ -127,6 +156,33 @@ def delete(location: str | os.PathLike, table: str, predicate: str) -> None:
     row matches)."""
     uri = table_uri(location, table)
     _retried(lambda: _table(uri).delete(predicate))
+
+
+def compact(location: str | os.PathLike, table: str, retention_hours: int) -> dict[str, int]:
+    """Compact *table*: its files rewritten into few, sorted by ``profile_id`` (Delta's
+    optimize, one commit that removes them and adds the new ones: readers see the same rows
+    in every version),
+    the files that no version of the last *retention_hours* needs deleted (vacuum: a reader
+    still on an older version reads files that are gone), and a checkpoint of its log
+    written, so that opening the table reads one Parquet file and few commits."""
+    from deltalake import CommitProperties, WriterProperties
+
+    uri = table_uri(location, table)
+    # sorted by profile id (a Z-order on one column), in row groups of ROW_GROUP_ROWS: a
+    # reader of one profile then reads the few row groups whose statistics may hold it, not
+    # the whole of a file of every profile
+    done = _retried(lambda: _table(uri).optimize.z_order(
+        ["profile_id"], writer_properties=WriterProperties(max_row_group_size=ROW_GROUP_ROWS),
+        commit_properties=CommitProperties(max_commit_retries=RETRIES)))
+    found = _table(uri)
+    # (Delta refuses a retention under its default of a week unless told: the caller chose)
+    vacuumed = found.vacuum(retention_hours=retention_hours, dry_run=False,
+                            enforce_retention_duration=False)
+    found = _table(uri)
+    found.create_checkpoint()
+    found.cleanup_metadata()  # (log entries past the table's log retention, 30 days)
+    return {"files_removed": done["numFilesRemoved"], "files_added": done["numFilesAdded"],
+            "files_deleted": len(vacuumed)}
 
 
 def _retried(commit):
@@ -169,12 +225,24 @@ def scan(location: str | os.PathLike, table: str, schema: pa.Schema,
 
 def read(location: str | os.PathLike, table: str, schema: pa.Schema,
          where: pads.Expression | None = None, files: str | None = None) -> pa.Table:
-    """The rows of *table* that match *where* (in the files *files* selects, see
-    :func:`scan`), with *schema*'s columns; FormatError if the table's log or one of its
-    files is damaged."""
+    """The rows of *table* that match *where* (of *schema*'s columns, ``profile_id`` and
+    ``write_id``; in the files *files* selects, see :func:`scan`), with *schema*'s columns;
+    FormatError if the table's log or one of its files is damaged."""
     found = scan(location, table, schema, files)
+    # delta-rs writes the files it rewrites (a merge's, a delete's) with string_view columns,
+    # which a filter pushed into the scan fails to compare with the table's string
+    # statistics: there the rows are filtered once read (in profiles, always: its files are
+    # a merge's; one row per profile)
+    ids = [n for n in ("profile_id", "write_id") if n not in schema.names]
     try:
-        rows = found.to_table(filter=where).select(schema.names)
+        try:
+            if table == "profiles" and where is not None:
+                raise pa.ArrowNotImplementedError("(a merge's files)")
+            # (pushed into the scan: row groups whose statistics rule it out are not read)
+            rows = found.to_table(columns=schema.names, filter=where)
+        except pa.ArrowNotImplementedError:
+            rows = found.to_table(columns=[*schema.names, *ids]).filter(where)
+        rows = rows.select(schema.names)
         for i, field in enumerate(schema):  # (stored as int64 of the same bits: _as_stored)
             if field.type == pa.uint64() and rows.schema.field(i).type == pa.int64():
                 rows = rows.set_column(i, field, pc.cast(rows.column(i), pa.uint64(),
