@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import struct
 from pathlib import Path
 from typing import NamedTuple
@@ -15,8 +16,9 @@ from hypothesis import strategies as st
 
 from tachyon_format.errors import FormatError
 from tachyon_format.formats.tachyon import zstd
-from tachyon_format.formats.tachyon.region import engines
+from tachyon_format.formats.tachyon.region import engines, replay_checks
 from tachyon_format.formats.tachyon.region.decoder import frames_of
+from tachyon_format.formats.tachyon.region.replay_checks import ReplayCheck
 from tachyon_format.formats.tachyon.region.scan import DecodedRegion, decode_region
 from tests.helpers.models import U64, canonical, scalar_uleb128
 
@@ -311,3 +313,10 @@ def regions(order="<", max_records=25):
     """Random regions: records drawn with no regard to the threads' depths, or mostly
     valid ones."""
     return st.one_of(stream(order, max_records), valid_stream(order, max_records))
+
+
+def check_of(message: str) -> ReplayCheck:
+    """The declared check (region/replay_checks.py) whose message *message* is."""
+    (check,) = [c for c in replay_checks.CHECKS
+                if re.fullmatch(re.sub(r"\\\{\d\\\}", r"\\d+", re.escape(c.message)), message)]
+    return check

@@ -211,8 +211,9 @@ def test_empty_repeats():
     with pytest.raises(FormatError) as info:
         run.committer.commit_empty(batch_of(rows[2:]), run.samples, run.records)
     expected = reference_error(region, thread_count=2)
-    assert (info.value.message, info.value.offset, info.value.record) == expected
-    assert info.value.region and info.value.path is None
+    assert (info.value.message, info.value.offset, info.value.record,
+            info.value.path) == expected
+    assert info.value.region
     assert_same(run.result(), decode_region(region[:rows[3][0]], **facts_of(thread_count=2)))
 
 
@@ -220,7 +221,7 @@ def test_empty_repeats():
 def reference_error(region: bytes, **kwargs) -> tuple:
     with pytest.raises(FormatError) as info:
         decode_region(region, **facts_of(**kwargs))
-    return info.value.message, info.value.offset, info.value.record
+    return info.value.message, info.value.offset, info.value.record, info.value.path
 
 
 def reference_before(region: bytes, offset: int, kwargs: dict,
@@ -278,7 +279,8 @@ def test_errors_are_the_references(specs, kwargs, message, batches):
     committed."""
     region, rows = region_of(specs)
     offset, record = rows[-1][0], len(rows) - 1
-    assert reference_error(region, **kwargs) == (message, offset, record)
+    expected = reference_error(region, **kwargs)
+    assert expected[:3] == (message, offset, record)
     run = Run(**kwargs)
     cut = {"one": 0, "each": len(rows) - 1, "two": len(rows) // 2}[batches]
     if cut:
@@ -287,7 +289,7 @@ def test_errors_are_the_references(specs, kwargs, message, batches):
         run.commit(rows[cut:] + [(offset + 99, FULL, 1, 0, 0, [1], [0], [0])])  # (not reached)
     assert (info.value.message, info.value.offset, info.value.record) == (message, offset,
                                                                            record)
-    assert info.value.region and info.value.path is None
+    assert info.value.region and info.value.path == expected[3]
     assert_same(run.result(), reference_before(region, offset, kwargs,
                                                thread_of(rows[-1], message)))
 
@@ -296,7 +298,8 @@ def test_the_first_bad_record_wins():
     """A frame error in record 1 and a shared-count error in record 2, of other threads."""
     region, rows = region_of([(1, 0, FULL, 0, [1], [0], [1]), (2, 0, FULL, 0, [1], [0], [12]),
                               (3, 0, SUFFIX, 4, [1], [0], [1])])
-    assert reference_error(region, frame_count=10) == ("Invalid frame index: 12", rows[1][0], 1)
+    assert reference_error(region, frame_count=10)[:3] == ("Invalid frame index: 12", rows[1][0],
+                                                           1)
     run = Run(frame_count=10)
     with pytest.raises(FormatError) as info:
         run.commit(rows)

@@ -32,6 +32,8 @@ the depth, the usual SUFFIX of no new frame keeps the stack: committed here.)
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import numpy.typing as npt
 
@@ -39,6 +41,7 @@ from tachyon_format.errors import FormatError
 from tachyon_format.kernels import segments
 from tachyon_format.schema import tachyon_values as spec
 
+from . import replay_checks as checks
 from .columns import GrowingColumns
 from .counting import SampleCounts
 from .records import (
@@ -51,12 +54,26 @@ from .records import (
     RegionFacts,
     sample_blocks,
 )
+from .replay_checks import ReplayCheck
 from .stack_tree import StackTree
 from .threads import ThreadCountError, ThreadTable
 
 MAX_DEPTH = spec.MAX_STACK_DEPTH
-# check numbers of docs/format/reader.md#checks-during-replay: which error of one record wins
-SHARED_CHECK, FINAL_DEPTH_CHECK, FRAME_CHECK = 13, 14, 15
+
+
+class Failed(NamedTuple):
+    """A check that failed on a record of the batch: the first record's wins, and of its
+    checks the first in CPython's order."""
+
+    record: int  # in the batch
+    number: int  # the check's, in docs/format/reader.md#checks-during-replay
+    message: str
+    path: str | None
+
+    @classmethod
+    def of(cls, record: int, check: ReplayCheck, a: object = 0, b: object = 0) -> Failed:
+        return cls(record, check.number, check.text(a, b), check.path(a))
+
 
 __all__ = ["Committer"]
 
@@ -92,16 +109,16 @@ class Committer:
             if exc.index:
                 self.commit(batch.split(exc.index)[0], samples, records)
             raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
-                              record=self.records, region=True) from None
+                              record=self.records, region=True, path=exc.path) from None
         key = segments.small_key_dtype(max(len(self.threads), 1))
         order = np.argsort(thr.astype(key), kind="stable")  # a radix sort for small keys
-        errors: list[tuple[int, int, str]] = []  # (record, check, message): the first wins
+        errors: list[Failed] = []  # the first wins
         before, after, keep = self._depths(batch, thr, order, errors)  # 2.
         self._check_frames(batch, errors)  # 3.
         innermost = self._first_innermost_suffix(batch, before)
         if errors and min(errors)[0] < innermost:
             # the records before the bad one are committed, as CPython replays them
-            index, _, message = min(errors)
+            index, _, message, path = min(errors)
             # the threads are those of the records up to the bad one, as CPython meets them
             self.threads.truncate(known)
             if index:
@@ -109,7 +126,7 @@ class Committer:
             self.threads.rows_of(batch.interpreter_id[index:index + 1],
                                  batch.thread_id[index:index + 1])
             raise FormatError(message, offset=int(batch.offset[index]),
-                              record=self.records, region=True)
+                              record=self.records, region=True, path=path)
         if innermost < batch.size:  # (its errors, if any, are the sequential reader's)
             self.threads.truncate(known)  # (the sequential reader adds that record's)
             if innermost:
@@ -140,7 +157,7 @@ class Committer:
             if exc.index:
                 self.commit_empty(batch.split(exc.index)[0], samples, records)
             raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
-                              record=self.records, region=True) from None
+                              record=self.records, region=True, path=exc.path) from None
         rows = records.append(batch.size)
         rows["offset"][...] = batch.offset
         rows["encoding"][...] = REPEAT
@@ -151,7 +168,7 @@ class Committer:
     # ------------------------------------------------------------------ 2. and 3.
     def _depths(
         self, batch: RecordBatch, thr: npt.NDArray[np.int32], order: npt.NDArray[np.intp],
-        errors: list[tuple[int, int, str]],
+        errors: list[Failed],
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Vectorised: the depth of each record's thread before and after it (int64), the
         levels it keeps below its listed frames, and the shared-count and final-depth
@@ -171,17 +188,15 @@ class Committer:
         bad = np.flatnonzero(too_shared)
         if bad.size:
             i = int(bad[0])
-            errors.append((i, SHARED_CHECK,
-                           f"Shared count {arg[i]} exceeds current stack depth {before[i]}"))
+            errors.append(Failed.of(i, checks.SHARED_COUNT, arg[i], before[i]))
         final = keep + npush
         bad = np.flatnonzero((enc >= SUFFIX) & (final > MAX_DEPTH) & ~too_shared)
         if bad.size:
             i = int(bad[0])
-            errors.append((i, FINAL_DEPTH_CHECK,
-                           f"Final stack depth {final[i]} exceeds capacity {MAX_DEPTH}"))
+            errors.append(Failed.of(i, checks.FINAL_DEPTH, final[i], MAX_DEPTH))
         return before, after, keep
 
-    def _check_frames(self, batch: RecordBatch, errors: list[tuple[int, int, str]]) -> None:
+    def _check_frames(self, batch: RecordBatch, errors: list[Failed]) -> None:
         """Vectorised: CPython's frame and string index checks of the listed frames (the
         frames a record keeps passed them when they were listed)."""
         f = batch.frames
@@ -196,8 +211,8 @@ class Committer:
         if idx.size:
             k = int(idx[0])
             i = int(np.searchsorted(np.cumsum(batch.npush), k, side="right"))
-            message = f"Invalid frame index: {f[k]}" if out[k] else "Invalid string index in frame"
-            errors.append((i, FRAME_CHECK, message))
+            errors.append(Failed.of(i, checks.FRAME_INDEX if out[k] else checks.STRING_INDEX,
+                                    f[k]))
 
     @staticmethod
     def _first_innermost_suffix(batch: RecordBatch, before: npt.NDArray[np.int64]) -> int:

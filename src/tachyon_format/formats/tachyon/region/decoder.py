@@ -31,6 +31,7 @@ import numpy.typing as npt
 from tachyon_format.errors import FormatError
 from tachyon_format.kernels.paths import scan_path
 
+from . import replay_checks as checks
 from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
 from .counting import SampleCounts
@@ -282,15 +283,14 @@ class SampleDecoder:
         except Malformed as exc:
             deltas, statuses, used = exc.args
             self._commit_long(head, deltas, statuses, samples, records)
-            raise fail("Malformed varint in RLE sample data") from None
+            raise fail(checks.RLE_VARINT.text()) from None
         self._commit_long(head, deltas, statuses, samples, records)
         left = head.left - deltas.size
         self._long = head._replace(left=left) if left else None
         if left and final:
             rest = buf[used:used + 10]
             ends = np.flatnonzero(rest < 0x80)
-            raise fail("Unexpected end of sample data in RLE" if ends.size
-                       else "Malformed varint in RLE sample data")
+            raise fail((checks.RLE_END if ends.size else checks.RLE_VARINT).text())
         return used
 
     def _commit_long(self, head: LongRepeat, deltas, statuses, samples, records) -> None:

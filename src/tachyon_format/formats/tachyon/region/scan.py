@@ -37,7 +37,7 @@ from tachyon_format.schema.leb128 import (
     scan_uleb128,
 )
 
-from ..checks import header_field
+from . import replay_checks as checks
 from .columns import SampleBatch
 from .layout import (
     COUNTS,
@@ -51,14 +51,10 @@ from .layout import (
     THREAD_ID_SIZE,
 )
 from .records import FULL, POP_PUSH, REPEAT, SUFFIX, ReadStats, RegionFacts
+from .replay_checks import ReplayCheck
 from .threads import ThreadCountError, ThreadTable
 
 MAX_DEPTH = MAX_STACK_DEPTH
-INVALID_VARINT = "Invalid or incomplete varint in binary data"  # check 11
-THREAD_COUNT = header_field("thread_count")[1]
-FRAME_TABLE = "frame_table"
-"""The field named by the frame checks (15: the table; 16: ``frame_table -> [i]``, the
-frame)."""
 
 Report = Callable[..., None]
 """``validate``'s sink of problems: ``report(message, field=, expected=, found=)`` (each
@@ -119,17 +115,18 @@ def scan_record(
     then return None, for a stack unknown (records skipped): the checks of the depth wait."""
     offset = base + pos
 
-    def fail(message: str) -> NoReturn:
-        raise FormatError(message, offset=offset, record=index, region=True)
+    def fail(check: ReplayCheck, a: object = 0, b: object = 0) -> NoReturn:
+        raise FormatError(check.text(a, b), offset=offset, record=index, region=True,
+                          path=check.path(a))
 
-    def varint(message: str, *, u32: bool = True) -> int:
+    def varint(check: ReplayCheck, *, u32: bool = True) -> int:
         nonlocal p
         value, p = _uleb128(data, p, end, final, u32)
         if value is None:
-            fail(message)
+            fail(check)
         return value
 
-    def sample(malformed: str, missing: str) -> None:
+    def sample(malformed: ReplayCheck, missing: ReplayCheck) -> None:
         """One (delta_us, status) pair."""
         nonlocal p
         deltas.append(varint(malformed, u32=False))
@@ -144,7 +141,7 @@ def scan_record(
     if end - pos < PREFIX_SIZE:
         if not final:
             raise Incomplete
-        fail(f"Truncated sample data: {end - pos} trailing bytes")
+        fail(checks.TRUNCATED_DATA, end - pos)
     at = pos + THREAD_ID_AT
     thread_id = int.from_bytes(data[at:at + THREAD_ID_SIZE], facts.endian)
     at = pos + INTERPRETER_ID_AT
@@ -153,10 +150,10 @@ def scan_record(
     try:  # 2. one thread more than the header declares (before the encoding is looked at)
         row = threads.row(interpreter_id, thread_id)
     except ThreadCountError as exc:
-        _failed(report, str(exc), offset, index, field=THREAD_COUNT)
+        _failed(report, checks.THREAD_COUNT, offset, index, exc.declared, exc.found)
         row = threads.add(interpreter_id, thread_id)
     if encoding > POP_PUSH:  # 3.
-        fail(f"Unknown stack encoding: {encoding}")
+        fail(checks.UNKNOWN_ENCODING, encoding)
     p = pos + PREFIX_SIZE
     deltas: list[int] = []
     statuses: list[int] = []
@@ -165,13 +162,12 @@ def scan_record(
     arg = 0
 
     if encoding == REPEAT:  # count, then count (delta_us, status) pairs; the stack stays
-        count = varint("Malformed varint for RLE count")  # 4. (a u32: check 6 cannot fail)
+        count = varint(checks.RLE_COUNT_VARINT)  # 4. (a u32: check 6 cannot fail)
         # 5. an entry takes at least 2 bytes: checked at once when the region's size is known
         left = (end - p if facts.region_size is None or final
                 else facts.region_size - base - p)
         if (final or facts.region_size is not None) and count > left // MIN_REPEAT_ENTRY_SIZE:
-            fail(f"Invalid RLE count {count} exceeds maximum possible"
-                 f" {left // MIN_REPEAT_ENTRY_SIZE}")
+            fail(checks.RLE_COUNT, count, left // MIN_REPEAT_ENTRY_SIZE)
         if not final and MIN_REPEAT_ENTRY_SIZE * count > end - p:  # (not all here yet)
             raise Incomplete
         for _ in range(count):  # 7. and 8.
@@ -190,17 +186,17 @@ def scan_record(
                     statuses.append(data[p + 2])
                     p += 3
                     continue
-            sample("Malformed varint in RLE sample data", "Unexpected end of sample data in RLE")
+            sample(checks.RLE_VARINT, checks.RLE_END)
         return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses,
                       arg, frames, depth)
 
-    sample("Malformed varint in sample data", "Unexpected end of sample data")  # 9. and 10.
+    sample(checks.SAMPLE_VARINT, checks.SAMPLE_END)  # 9. and 10.
     # its counts (FULL depth; SUFFIX shared, new; POP_PUSH pop, push): the last one counts
     # the listed frames
-    *args, count = [varint(INVALID_VARINT) for _ in COUNTS[encoding]]  # 11.
+    *args, count = [varint(checks.VARINT) for _ in COUNTS[encoding]]  # 11.
     if encoding == FULL:  # the whole stack
         if count > MAX_DEPTH:  # 12.
-            fail(f"Stack depth {count} exceeds capacity {MAX_DEPTH}")
+            fail(checks.STACK_DEPTH, count, MAX_DEPTH)
         kept = 0
     else:  # SUFFIX: `shared` outermost frames kept; POP_PUSH: `pop` innermost ones dropped
         (arg,) = args
@@ -209,41 +205,42 @@ def scan_record(
         known = depth is not None
         if encoding == SUFFIX:
             if known and arg > depth:  # 13.
-                _failed(report, f"Shared count {arg} exceeds current stack depth {depth}",
-                        offset, index, count)
+                _failed(report, checks.SHARED_COUNT, offset, index, arg, depth, count=count)
                 arg = depth  # (validate reads on with the whole stack shared)
             kept = arg
         else:
             kept = max(depth - arg, 0) if known else 0  # a pop deeper than the stack: clamped
         if kept + count > MAX_DEPTH and (known or count > MAX_DEPTH):  # 14.
-            _failed(report, f"Final stack depth {kept + count} exceeds capacity {MAX_DEPTH}",
-                    offset, index, count)
+            _failed(report, checks.FINAL_DEPTH, offset, index, kept + count, MAX_DEPTH,
+                    count=count)
     for _ in range(count):
-        frames.append(varint(INVALID_VARINT))  # 11.
+        frames.append(varint(checks.VARINT))  # 11.
     # 15. and 16., when the stack is materialised for collect(): the kept frames passed
     # these checks when they were pushed, so only the new ones can fail
     for frame in frames:
         if frame >= facts.frame_count:
-            _failed(report, f"Invalid frame index: {frame}", offset, index, field=FRAME_TABLE,
+            _failed(report, checks.FRAME_INDEX, offset, index, frame,
                     expected=f"below {facts.frame_count}", found=str(frame))
         elif facts.frame_string_ok is not None and not facts.frame_string_ok[frame]:
-            _failed(report, "Invalid string index in frame", offset, index,
-                    field=f"{FRAME_TABLE} -> [{frame}]")
+            _failed(report, checks.STRING_INDEX, offset, index, frame)
     return Record(offset, p, encoding, thread_id, interpreter_id, row, deltas, statuses, arg,
                   frames, kept + count)
 
 
-def _failed(report: Report | None, message: str, offset: int, index: int, count: int = 0,
-            **where: str) -> None:
-    """A check of :func:`scan_record` failed on the record at region offset *offset*, number
-    *index*: raises its :class:`FormatError`, or, with *report*, reports it (with *where*: the
-    field, what was expected and found) and returns, unless the record's last count, *count*,
-    is beyond :data:`MAX_DEPTH` (CPython fails on it before it reads a frame, so its frames'
-    syntax is unknown)."""
+def _failed(report: Report | None, check: ReplayCheck, offset: int, index: int,
+            a: object = 0, b: object = 0, *, count: int = 0, **found: str) -> None:
+    """*check* of :func:`scan_record` failed on the record at region offset *offset*, number
+    *index* (*a* and *b*: the numbers of its message): raises its :class:`FormatError`, or,
+    with *report*, reports it (its field, and with *found*: what was expected and found) and
+    returns, unless the record's last count, *count*, is beyond :data:`MAX_DEPTH` (CPython
+    fails on it before it reads a frame, so its frames' syntax is unknown)."""
+    message, path = check.text(a, b), check.path(a)
     if report is None or count > MAX_DEPTH:
-        raise FormatError(message, offset=offset, record=index, region=True,
-                          path=where.get("field"))
-    report(message, **where)
+        raise FormatError(message, offset=offset, record=index, region=True, path=path)
+    if path is None:
+        report(message, **found)
+    else:
+        report(message, field=path, **found)
 
 
 def stack_after(old: list[int], rec: Record) -> list[int]:

@@ -18,6 +18,8 @@ import numpy.typing as npt
 
 from tachyon_format.kernels import segments
 
+from .replay_checks import THREAD_COUNT
+
 __all__ = ["ThreadCountError", "ThreadTable"]
 
 
@@ -27,10 +29,9 @@ class ThreadCountError(Exception):
     ``index``: for a vectorised lookup, the first record that does (else 0)."""
 
     def __init__(self, declared: int, found: int, index: int = 0) -> None:
-        super().__init__(
-            "Invalid thread count: sample data contains more unique threads than declared in "
-            f"header (declared {declared}, found at least {found})")
-        self.index = index
+        super().__init__(THREAD_COUNT.text(declared, found))
+        self.declared, self.found, self.index = declared, found, index
+        self.path = THREAD_COUNT.path()
 
 
 class ThreadTable:

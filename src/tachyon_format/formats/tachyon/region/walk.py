@@ -56,7 +56,8 @@ except ModuleNotFoundError:  # (interpreted without Cython: it is a build depend
 
 from tachyon_format.schema import tachyon_values
 
-from . import layout
+from . import layout, replay_checks
+from .replay_checks import CHECKS
 
 COMPILED = cython.compiled
 """Whether this module runs compiled."""
@@ -105,41 +106,23 @@ RECORDS_FULL = cython.declare(cython.int, 3)
 WINDOW = cython.declare(cython.int, 4)
 FAILED = cython.declare(cython.int, 5)
 
-# -- CPython's messages (docs/format/reader.md#checks-during-replay): the walk records a
-# code and up to two numbers where it fails, without the GIL; the text is made from them
-MESSAGES = (
-    "Truncated sample data: {0} trailing bytes",
-    "Invalid thread count: sample data contains more unique threads than declared in header"
-    " (declared {0}, found at least {1})",
-    "Unknown stack encoding: {0}",
-    "Malformed varint for RLE count",
-    "Invalid RLE count {0} exceeds maximum possible {1}",
-    "Malformed varint in RLE sample data",
-    "Unexpected end of sample data in RLE",
-    "Malformed varint in sample data",
-    "Unexpected end of sample data",
-    "Invalid or incomplete varint in binary data",
-    "Stack depth {0} exceeds capacity {1}",
-    "Shared count {0} exceeds current stack depth {1}",
-    "Final stack depth {0} exceeds capacity {1}",
-    "Invalid frame index: {0}",
-    "Invalid string index in frame",
-)
-TRUNCATED_DATA = cython.declare(cython.int, 0)
-THREAD_COUNT = cython.declare(cython.int, 1)
-UNKNOWN_ENCODING = cython.declare(cython.int, 2)
-RLE_COUNT_VARINT = cython.declare(cython.int, 3)
-RLE_COUNT = cython.declare(cython.int, 4)
-RLE_VARINT = cython.declare(cython.int, 5)
-RLE_END = cython.declare(cython.int, 6)
-SAMPLE_VARINT = cython.declare(cython.int, 7)
-SAMPLE_END = cython.declare(cython.int, 8)
-VARINT = cython.declare(cython.int, 9)
-STACK_DEPTH = cython.declare(cython.int, 10)
-SHARED_COUNT = cython.declare(cython.int, 11)
-FINAL_DEPTH = cython.declare(cython.int, 12)
-FRAME_INDEX = cython.declare(cython.int, 13)
-STRING_INDEX = cython.declare(cython.int, 14)
+# -- CPython's checks (region/replay_checks.py): the walk records a check's code, its place in
+# CHECKS, and up to two numbers where it fails, without the GIL; the text is made from them
+TRUNCATED_DATA = cython.declare(cython.int, CHECKS.index(replay_checks.TRUNCATED_DATA))
+THREAD_COUNT = cython.declare(cython.int, CHECKS.index(replay_checks.THREAD_COUNT))
+UNKNOWN_ENCODING = cython.declare(cython.int, CHECKS.index(replay_checks.UNKNOWN_ENCODING))
+RLE_COUNT_VARINT = cython.declare(cython.int, CHECKS.index(replay_checks.RLE_COUNT_VARINT))
+RLE_COUNT = cython.declare(cython.int, CHECKS.index(replay_checks.RLE_COUNT))
+RLE_VARINT = cython.declare(cython.int, CHECKS.index(replay_checks.RLE_VARINT))
+RLE_END = cython.declare(cython.int, CHECKS.index(replay_checks.RLE_END))
+SAMPLE_VARINT = cython.declare(cython.int, CHECKS.index(replay_checks.SAMPLE_VARINT))
+SAMPLE_END = cython.declare(cython.int, CHECKS.index(replay_checks.SAMPLE_END))
+VARINT = cython.declare(cython.int, CHECKS.index(replay_checks.VARINT))
+STACK_DEPTH = cython.declare(cython.int, CHECKS.index(replay_checks.STACK_DEPTH))
+SHARED_COUNT = cython.declare(cython.int, CHECKS.index(replay_checks.SHARED_COUNT))
+FINAL_DEPTH = cython.declare(cython.int, CHECKS.index(replay_checks.FINAL_DEPTH))
+FRAME_INDEX = cython.declare(cython.int, CHECKS.index(replay_checks.FRAME_INDEX))
+STRING_INDEX = cython.declare(cython.int, CHECKS.index(replay_checks.STRING_INDEX))
 
 
 @cython.cfunc
@@ -260,7 +243,7 @@ class RegionWalk:
     repeat_agg_row: cython.Py_ssize_t  # ... and its row
     # -- the last walk()
     stopped: cython.int
-    error: cython.int  # when it FAILED: the message's index in MESSAGES, ...
+    error: cython.int  # when it FAILED: the check's index in CHECKS, ...
     error_a: cython.ulonglong  # ... the numbers it shows, ...
     error_b: cython.ulonglong
     error_offset: cython.longlong  # ... the region offset of the record ...
@@ -409,10 +392,12 @@ class RegionWalk:
         return REASONS[self.stopped]
 
     @property
-    def failure(self) -> tuple[str, int, int]:
-        """CPython's message, the region offset and the number of the failing record."""
-        message = MESSAGES[self.error].format(self.error_a, self.error_b)
-        return message, self.error_offset, self.error_record
+    def failure(self) -> tuple[str, int, int, str | None]:
+        """CPython's message, the region offset and the number of the failing record, and the
+        field the check is about (None: the record's own bytes)."""
+        check = CHECKS[self.error]
+        return (check.text(self.error_a, self.error_b), self.error_offset, self.error_record,
+                check.path(self.error_a))
 
     @property
     def in_repeat(self) -> bool:
@@ -681,7 +666,7 @@ class RegionWalk:
             if frame >= self.frame_count:
                 return self._fail(FRAME_INDEX, offset, frame)
             if self.check_strings and not self.frame_ok[frame]:
-                return self._fail(STRING_INDEX, offset)
+                return self._fail(STRING_INDEX, offset, frame)
         # the record is whole and valid: its new stack (docs/format/records.md#record-types)
         if enc == FULL:
             node = self._full(row, cython.cast(cython.Py_ssize_t, count))
@@ -1248,7 +1233,7 @@ class RegionWalk:
     def _fail(self, error: cython.int, offset: cython.longlong, a: cython.ulonglong = 0,
               b: cython.ulonglong = 0) -> cython.Py_ssize_t:
         """Stop: CPython's reader fails on the record at *offset* with message *error* of
-        :data:`MESSAGES` (showing *a* and *b*)."""
+        :data:`CHECKS` (showing *a* and *b*)."""
         self.stopped = FAILED
         self.error = error
         self.error_a = a

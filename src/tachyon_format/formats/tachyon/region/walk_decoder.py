@@ -193,8 +193,9 @@ class WalkDecoder:
                 records.reserve(1)
                 self._attach(None, records)
             elif why == "failed":
-                message, offset, record = walk.failure
-                raise FormatError(message, offset=offset, record=record, region=True)
+                message, offset, record, path = walk.failure
+                raise FormatError(message, offset=offset, record=record, region=True,
+                                  path=path)
             else:  # done, need_data, window
                 return pos
 
