@@ -48,10 +48,11 @@ MAX_CANDIDATES = 1 << 17
 holds 140 to 200 thousand (one every 10 to 14 bytes), a region of one repeated byte one per
 byte; windows cut at this many were no slower on real files, and take a third less memory."""
 DENSE_MAX_CANDIDATES = 1 << 15
-"""Candidates per window at most where they are denser than one every 4 bytes (a region of
-one repeated byte: 17 for each record): a smaller window, whose temporaries (some 20 bytes
-per candidate) and prefix-doubling rounds follow, for as many records a window as a real
-file's takes (1 to 4 candidates a record)."""
+"""Candidates per window at most where there are two every 3 bytes or more (a region of one
+repeated byte: 17 for each record): a smaller window, whose temporaries (some 20 bytes a
+candidate) and pointer-doubling rounds follow. Not for sparser ones (the empty REPEATs of
+the hostile classes give 0.5 to 0.6 a byte, with a record every 15 bytes): smaller windows
+cost them more time (a millisecond or so of work a window) than they save memory."""
 CANDIDATE_BLOCK = 1 << 14
 """Window offsets whose candidacy is tested at once, at first (a byte of temporaries each);
 the next blocks double, up to 16 times this."""
@@ -241,7 +242,7 @@ def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
         found.append(np.flatnonzero(hit) + a)
         if total <= DENSE_MAX_CANDIDATES < total + found[-1].size:
             dense_at = found[-1][DENSE_MAX_CANDIDATES - total]  # (the first one past it)
-            if dense_at < 4 * DENSE_MAX_CANDIDATES:  # one every 4 bytes or more
+            if 2 * dense_at < 3 * DENSE_MAX_CANDIDATES:  # two every 3 bytes or more
                 limit = DENSE_MAX_CANDIDATES
         total += found[-1].size
         a = b
