@@ -312,7 +312,8 @@ def _take(
     """Split off the first ``n`` pending samples and the records that start among them."""
     samples = pending.take(n)
     taken = len(samples["stack"])
-    n_records = int(np.searchsorted(pending_records.view("first_sample"), taken, side="left"))
+    first = pending_records.view("first_sample")
+    n_records = int(np.searchsorted(first, taken, side="left"))
     records = pending_records.take(n_records)
     pending_records.shift("first_sample", taken)
     return Samples(**samples), Records(**records)

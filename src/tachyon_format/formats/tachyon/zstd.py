@@ -152,13 +152,12 @@ def decompressed_size(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED
     nowhere), with every check of :func:`iter_decompress`; and the region itself, in pieces,
     when it is at most *keep* bytes (else None: it was not kept)."""
     size, kept = 0, []
-    # (chunks of 4 MiB: what is kept, and then let go, is at most *keep* and one chunk)
-    for chunk in iter_decompress(data, chunk_size=4 << 20, limit=limit,
+    for chunk in iter_decompress(data, chunk_size=16 << 20, limit=limit,
                                  file_offset=file_offset):
         size += len(chunk)
         if size <= keep:
             kept.append(chunk)
-        else:
+        else:  # (let go at once, not at the end)
             kept.clear()
     return size, (kept if size <= keep else None)
 

@@ -103,25 +103,12 @@ class GrowingColumns:
         return self._arrays[name][: self.size]
 
     def take(self, n: int) -> dict[str, np.ndarray]:
-        """The first ``n`` rows, and the rest moves to the front. When the rows taken are
-        the larger part, they are the arrays themselves, trimmed in place where nothing
-        else refers to them (see :func:`_resized`), and the rest is copied to new arrays:
-        a batch handed out is then not a copy next to the arrays it came from."""
+        """Copies of the first ``n`` rows; the rest moves to the front."""
         n = min(n, self.size)
-        rest = self.size - n
-        if rest >= n:  # (copy the fewer rows)
-            out = {name: array[:n].copy() for name, array in self._arrays.items()}
-            for array in self._arrays.values():
-                array[:rest] = array[n:self.size]
-            self.size = rest
-            return out
-        fresh = {}
-        for name, array in self._arrays.items():
-            fresh[name] = np.empty(max(rest, 16), array.dtype)
-            fresh[name][:rest] = array[n:self.size]
-        del array  # (so that nothing but self._arrays refers to the arrays)
-        out = {name: _resized(self._arrays, name, n, n) for name in list(self._arrays)}
-        self._arrays, self.size = fresh, rest
+        out = {name: array[:n].copy() for name, array in self._arrays.items()}
+        for array in self._arrays.values():
+            array[: self.size - n] = array[n : self.size]
+        self.size -= n
         return out
 
     def shift(self, name: str, amount: int) -> None:

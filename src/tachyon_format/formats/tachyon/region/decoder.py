@@ -56,6 +56,7 @@ FIRST_WINDOW = 1 << 16  # until the threads are known (see discover.KnownThreads
 MAX_THREAD_STOPS = 16  # chain stops at new threads before candidates stop being filtered
 SCALAR_RUN_MAX = 4096  # records per sequential run at most (runs double up to this)
 LONG_STRETCH = 1 << 16  # a vectorised stretch this long (bytes) resets runs to 1 record
+
 __all__ = ["SampleBatch", "SampleDecoder", "frames_of"]
 
 

@@ -172,15 +172,15 @@ class WalkDecoder(RegionDecoder):
                 return pos
 
     def _keep(self, data: memoryview, at: int, base: int, final: bool) -> None:
-        """What is left of *data* from *at* waits for the next chunk; the walk lets go of
-        the caller's columns (attached again by the next call), so that they can be trimmed
-        or handed out in place (:meth:`.columns.GrowingColumns.take`)."""
+        """What is left of *data* from *at* waits for the next chunk; at the end, the walk
+        lets go of the caller's columns (so that they are trimmed in place)."""
         self._tail = bytes(data[at:])
         self._tail_offset = base + at
-        self._finished = final
-        self.walk.set_records(None, 0)
-        if not self.aggregate:
-            self.walk.set_samples(None, 0)
+        if final:
+            self._finished = True
+            self.walk.set_records(None, 0)
+            if not self.aggregate:
+                self.walk.set_samples(None, 0)
 
     def _attach(self, columns: GrowingColumns | None, records: GrowingColumns | None) -> None:
         """Point the walk at the columns' arrays (spare rows included)."""
