@@ -194,9 +194,16 @@ def chain_from_first(
         if 8 * keep.size > 7 * pointed.size:  # pruning too little to be worth a round
             break
     m = positions.size
-    landing = np.minimum(np.searchsorted(positions, targets), m - 1)
     # jump[i]: the survivor 2**k links on from survivor i; m past the chain's end (m: itself)
-    jump = np.append(np.where(positions[landing] == targets, landing, m), m)
+    jump = np.empty(m + 1, np.intp)
+    jump[m] = m
+    if size < 16 * m:  # dense: a map of the positions (4 bytes a byte) beats a search
+        slot = np.full(size + 2, m, np.int32 if m < 1 << 31 else np.intp)
+        slot[positions] = np.arange(m)
+        jump[:m] = slot[targets]
+    else:
+        landing = np.minimum(np.searchsorted(positions, targets), m - 1)
+        jump[:m] = np.where(positions[landing] == targets, landing, m)
     chain = np.zeros(1, np.intp)  # its first 2**k members
     while True:
         ahead = jump[chain]  # the next 2**k (non-decreasing: m, the largest, once past the end)

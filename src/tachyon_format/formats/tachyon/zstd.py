@@ -157,6 +157,8 @@ def decompressed_size(data: bytes | memoryview, *, limit: int = MAX_DECOMPRESSED
         size += len(chunk)
         if size <= keep:
             kept.append(chunk)
+        else:  # (let go at once, not at the end)
+            kept.clear()
     return size, (kept if size <= keep else None)
 
 

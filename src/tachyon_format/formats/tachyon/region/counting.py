@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-COMPACT_ROWS = 1 << 18  # pending rows before a grouping, at least (32 bytes each)
+COMPACT_ROWS = 1 << 16  # pending rows before a grouping, at least (25 bytes each, and as
+# much again to group them: 1 << 18 held 11 MiB in a region of one record a sample)
 KEY_BITS = 63  # a key of more bits (huge stack or thread tables) is sorted with lexsort
 
 __all__ = ["SampleCounts"]

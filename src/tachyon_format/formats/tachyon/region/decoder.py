@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +35,7 @@ from .columns import GrowingColumns, SampleBatch
 from .commit import Committer
 from .counting import SampleCounts
 from .discover import Found, KnownThreads, discover
+from .interface import JOIN, RegionDecoder
 from .layout import ENCODING_AT, PREFIX_SIZE
 from .long_records import (
     EMPTY_REPEAT_SIZE,
@@ -48,7 +48,7 @@ from .long_records import (
     repeat_piece,
     start_long_repeat,
 )
-from .records import REPEAT, SUFFIX, RecordBatch, RegionFacts
+from .records import REPEAT, SUFFIX, RecordBatch
 from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
 from .threads import ThreadTable
@@ -62,28 +62,15 @@ LONG_STRETCH = 1 << 16  # a vectorised stretch this long (bytes) resets runs to 
 __all__ = ["SampleBatch", "SampleDecoder", "frames_of"]
 
 
-class SampleDecoder:
+class SampleDecoder(RegionDecoder):
     """Incremental decoder of a sample region; feed it with :meth:`decode` (chunks allowed).
 
     *threads*: whether a helper thread runs the next window's record discovery while a
     window is committed (see :meth:`_run`); None: when the process may use more than one
-    CPU. The result is the same either way."""
+    CPU. The result is the same either way. *facts*: :class:`.interface.RegionDecoder`'s."""
 
-    def __init__(
-        self,
-        *,
-        order: Literal["<", ">"],
-        start_time_us: int,
-        thread_count: int,
-        frame_count: int,
-        frame_string_ok: npt.NDArray[np.bool_] | None = None,
-        threads: bool | None = None,
-        region_size: int | None = None,
-    ) -> None:
-        self.facts = RegionFacts.of(order=order, start_time_us=start_time_us,
-                                    thread_count=thread_count, frame_count=frame_count,
-                                    frame_string_ok=frame_string_ok, region_size=region_size)
-        self.order = self.facts.order
+    def __init__(self, *, threads: bool | None = None, **facts) -> None:
+        super().__init__(**facts)
         self.start_time_us = self.facts.start_time_us
         self.thread_count = self.facts.thread_count
         self.frame_count = self.facts.frame_count
@@ -138,15 +125,6 @@ class SampleDecoder:
         return SampleCounts()
 
     # ------------------------------------------------------------------ driver
-    def decode(self, data: bytes | memoryview | np.ndarray, *, final: bool) -> SampleBatch:
-        """Decode every complete record of (carried-over tail + *data*) into a new batch;
-        ``record_first_sample`` counts from the batch's first sample."""
-        samples, records = GrowingColumns.samples(), GrowingColumns.records()
-        self.decode_into(data, final=final, samples=samples, records=records)
-        s, r = samples.finish(), records.finish()
-        return SampleBatch(**s, record_offset=r["offset"], record_encoding=r["encoding"],
-                           record_first_sample=r["first_sample"])
-
     def decode_into(
         self,
         data: bytes | memoryview | np.ndarray,
@@ -164,8 +142,25 @@ class SampleDecoder:
         new = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
         new = new.view(np.uint8).reshape(-1)
         tail = np.frombuffer(self._tail, np.uint8)
-        buf = np.concatenate([tail, new]) if self._tail else new
         base = self._tail_offset
+        if tail.size and new.size > JOIN:  # the tail's record first, joined to JOIN bytes
+            joined = np.concatenate([tail, new[:JOIN]])  # (not a copy of the whole chunk)
+            used = self._decode(joined, base, False, samples, records)
+            if used >= tail.size:
+                new, base, tail = new[used - tail.size:], base + used, tail[:0]
+            else:  # (a REPEAT longer than that: joined whole, as before)
+                tail, base = tail[used:], base + used
+        buf = np.concatenate([tail, new]) if tail.size else new
+        pos = self._decode(buf, base, final, samples, records)
+        self._tail = buf[pos:].tobytes()
+        self._tail_offset = base + pos
+        if final:
+            self._finished = True
+
+    def _decode(self, buf: npt.NDArray[np.uint8], base: int, final: bool,
+                samples: GrowingColumns | SampleCounts, records: GrowingColumns) -> int:
+        """Decode the complete records of *buf* (at region offset *base*); returns the
+        position of the first byte left for the next call."""
         pos = 0
         if self._long is not None:
             pos = self._continue_long(buf, base, final, samples, records)
@@ -173,10 +168,7 @@ class SampleDecoder:
             pos += self._run(buf[pos:], base + pos, final, samples, records)
             if not final and buf.size - pos > LONG_TAIL:  # only a REPEAT is this long
                 pos += self._start_long(buf[pos:], base + pos, samples, records)
-        self._tail = buf[pos:].tobytes()
-        self._tail_offset = base + pos
-        if final:
-            self._finished = True
+        return pos
 
     def _run(self, buf: npt.NDArray[np.uint8], base: int, final: bool,
              samples: GrowingColumns | SampleCounts, records: GrowingColumns) -> int:

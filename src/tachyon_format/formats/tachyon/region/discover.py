@@ -47,6 +47,15 @@ MAX_CANDIDATES = 1 << 17
 """Candidates per window at most (a dozen temporaries of 8 bytes each): a real window of 2 MB
 holds 140 to 200 thousand (one every 10 to 14 bytes), a region of one repeated byte one per
 byte; windows cut at this many were no slower on real files, and take a third less memory."""
+DENSE_MAX_CANDIDATES = 1 << 15
+"""Candidates per window at most where there are two every 3 bytes or more (a region of one
+repeated byte: 17 for each record): a smaller window, whose temporaries (some 20 bytes a
+candidate) and pointer-doubling rounds follow. Not for sparser ones (the empty REPEATs of
+the hostile classes give 0.5 to 0.6 a byte, with a record every 15 bytes): smaller windows
+cost them more time (a millisecond or so of work a window) than they save memory."""
+CANDIDATE_BLOCK = 1 << 14
+"""Window offsets whose candidacy is tested at once, at first (a byte of temporaries each);
+the next blocks double, up to 16 times this."""
 # per encoding, the counts of its body (layout.COUNTS): FULL one, SUFFIX and POP_PUSH two
 # (the last one counts the frames); a REPEAT lists none
 NUM_COUNTS = np.array([len(COUNTS.get(encoding, ())) for encoding in range(4)], np.int64)
@@ -94,11 +103,11 @@ def discover(
     if n < PREFIX_SIZE:
         return Found(None, start, "scalar" if at_end else "window")
     # 1. candidates
-    cand = _candidates(w, known.interpreter_ids, order, empty_repeats=empty_repeats)
+    cand, limit = _candidates(w, known.interpreter_ids, order, empty_repeats=empty_repeats)
     if not cand.size or cand[0] != 0:
         return Found(None, start, "scalar")
-    if cand.size > MAX_CANDIDATES:  # a window of candidates at every byte or so: a shorter
-        n = int(cand[MAX_CANDIDATES])  # one, so that the temporaries stay bounded
+    if cand.size > limit:  # a window of candidates at every byte or so: a shorter one, so
+        n = int(cand[limit])  # that the temporaries stay bounded
         w, at_end = w[:n], False
         cand = cand[:np.searchsorted(cand, n - PREFIX_SIZE, side="right")]
     cand = _known_thread_candidates(w, cand, known.thread_ids, order)
@@ -199,9 +208,14 @@ def discover(
 
 
 def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
-                order: Literal["<", ">"], *, empty_repeats: bool) -> npt.NDArray[np.intp]:
+                order: Literal["<", ">"], *, empty_repeats: bool
+                ) -> tuple[npt.NDArray[np.intp], int]:
     """Vectorised: offsets with a known interpreter id (or the window start's) and an
-    encoding byte 0..3, by byte compares (no unaligned 32-bit loads).
+    encoding byte 0..3, by byte compares (no unaligned 32-bit loads), and how many of them
+    the window takes (:data:`MAX_CANDIDATES`, or :data:`DENSE_MAX_CANDIDATES` where they are
+    dense). In blocks of growing size (:data:`CANDIDATE_BLOCK`), up to the first that
+    holds more than that: a window of candidates at every byte stops early, instead of
+    making an index of 8 bytes for every byte of the window.
 
     A REPEAT whose count is 0 is legal but never written: unless *empty_repeats* (the
     region has shown one), it is left out, which drops the candidates inside the zero bytes
@@ -209,18 +223,31 @@ def _candidates(w: npt.NDArray[np.uint8], interpreter_ids: list[int],
     one then breaks the chain and goes to the sequential reader)."""
     m = w.size - PREFIX_SIZE + 1
     endian = "little" if order == "<" else "big"
-    ids = {bytes(w[INTERPRETER_AT:ENCODING_AT])} | {i.to_bytes(4, endian)
-                                                    for i in interpreter_ids}
-    hit = None
-    for iid in ids:
-        same = w[INTERPRETER_AT:INTERPRETER_AT + m] == iid[0]
-        for j in range(1, 4):  # (its other three bytes)
-            same &= w[INTERPRETER_AT + j:INTERPRETER_AT + j + m] == iid[j]
-        hit = same if hit is None else hit | same
-    hit &= w[ENCODING_AT:] <= POP_PUSH
-    if not empty_repeats:
-        hit[:-1] &= (w[ENCODING_AT:-1] != REPEAT) | (w[ENCODING_AT + 1:] != 0)
-    return np.flatnonzero(hit)
+    ids = [bytes(w[INTERPRETER_AT:ENCODING_AT])]
+    ids += [iid for iid in (i.to_bytes(4, endian) for i in interpreter_ids) if iid not in ids]
+    found, total, a, limit = [], 0, 0, MAX_CANDIDATES
+    while a < m and total <= limit:
+        b = min(a + CANDIDATE_BLOCK * 2 ** min(len(found), 4), m)
+        hit = None
+        for iid in ids:
+            same = w[INTERPRETER_AT + a:INTERPRETER_AT + b] == iid[0]
+            for j in range(1, 4):  # (its other three bytes)
+                same &= w[INTERPRETER_AT + j + a:INTERPRETER_AT + j + b] == iid[j]
+            hit = same if hit is None else hit | same
+        hit &= w[ENCODING_AT + a:ENCODING_AT + b] <= POP_PUSH
+        if not empty_repeats:  # (the last offset of the window has no count byte to test)
+            c = b - a - (b == m)
+            hit[:c] &= ((w[ENCODING_AT + a:ENCODING_AT + a + c] != REPEAT)
+                        | (w[ENCODING_AT + a + 1:ENCODING_AT + a + c + 1] != 0))
+        found.append(np.flatnonzero(hit) + a)
+        if total <= DENSE_MAX_CANDIDATES < total + found[-1].size:
+            dense_at = found[-1][DENSE_MAX_CANDIDATES - total]  # (the first one past it)
+            if 2 * dense_at < 3 * DENSE_MAX_CANDIDATES:  # two every 3 bytes or more
+                limit = DENSE_MAX_CANDIDATES
+        total += found[-1].size
+        a = b
+    cand = found[0] if len(found) == 1 else np.concatenate([np.zeros(0, np.intp), *found])
+    return cand, limit
 
 
 def _known_thread_candidates(w: npt.NDArray[np.uint8], cand: npt.NDArray[np.intp],

@@ -18,18 +18,14 @@
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from tachyon_format.errors import FormatError
 
-from .columns import GrowingColumns, SampleBatch
-from .records import RegionFacts
-
-JOIN = 4096
-"""Bytes of a new chunk joined to the tail of the previous one: more than any record."""
+from .columns import GrowingColumns
+from .interface import JOIN, RegionDecoder
 
 __all__ = ["WalkCounts", "WalkDecoder"]
 
@@ -50,30 +46,16 @@ class WalkCounts:
         return self._walk.counts()
 
 
-class WalkDecoder:
+class WalkDecoder(RegionDecoder):
     """Incremental decoder of a sample region by the record walk; the interface of
     :class:`.decoder.SampleDecoder` (*threads* is accepted and ignored: the walk is one
-    pass)."""
+    pass). *facts*: :class:`.interface.RegionDecoder`'s."""
 
-    def __init__(
-        self,
-        *,
-        order: Literal["<", ">"],
-        start_time_us: int,
-        thread_count: int,
-        frame_count: int,
-        frame_string_ok: npt.NDArray[np.bool_] | None = None,
-        threads: bool | None = None,
-        region_size: int | None = None,
-        aggregate: bool = False,
-        module: ModuleType | None = None,
-    ) -> None:
+    def __init__(self, *, threads: bool | None = None, aggregate: bool = False,
+                 module: ModuleType | None = None, **facts) -> None:
         if module is None:
             from . import walk as module
-        self.facts = RegionFacts.of(order=order, start_time_us=start_time_us,
-                                    thread_count=thread_count, frame_count=frame_count,
-                                    frame_string_ok=frame_string_ok, region_size=region_size)
-        self.order = self.facts.order
+        super().__init__(**facts)
         self.aggregate = aggregate
         self._module = module
         ok = self.facts.frame_string_ok
@@ -81,7 +63,7 @@ class WalkDecoder:
             big_endian=self.order == ">", start_time_us=self.facts.start_time_us,
             thread_count=self.facts.thread_count, frame_count=self.facts.frame_count,
             frame_ok=None if ok is None or ok.all() else ok.astype(np.uint8),
-            region_size=region_size, aggregate=aggregate)
+            region_size=self.facts.region_size, aggregate=aggregate)
         self._nodes = GrowingColumns({"frame": np.int32, "parent": np.int32}, 1024)
         self._tail = b""  # the bytes of a record (or REPEAT entry) cut by the last chunk
         self._tail_offset = 0  # the region offset of its first byte
@@ -133,15 +115,6 @@ class WalkDecoder:
         return WalkCounts(self)
 
     # ------------------------------------------------------------------ driver
-    def decode(self, data, *, final: bool) -> SampleBatch:
-        """Decode every complete record of (carried-over tail + *data*) into a new batch;
-        ``record_first_sample`` counts from the batch's first sample."""
-        samples, records = GrowingColumns.samples(), GrowingColumns.records()
-        self.decode_into(data, final=final, samples=samples, records=records)
-        s, r = samples.finish(), records.finish()
-        return SampleBatch(**s, record_offset=r["offset"], record_encoding=r["encoding"],
-                           record_first_sample=r["first_sample"])
-
     def decode_into(self, data, *, final: bool, samples: GrowingColumns | WalkCounts,
                     records: GrowingColumns) -> None:
         """Decode every complete record of (carried-over tail + *data*), appending the samples
