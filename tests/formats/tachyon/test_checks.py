@@ -67,10 +67,6 @@ def fails_at_open(data: bytes) -> bool:
 
 UNREADABLE = [case for case in CASES if case[2] == "unreadable"]
 FILE_LEVEL = [case for case in UNREADABLE if fails_at_open(case[1])]
-READ_NAMES_NO_FIELD: set[str] = set()
-"""The record checks whose field (the header's thread count, the frame table) validate names
-and read does not: read's decoders (the compiled walk, the vectorised stages) raise them with
-the region offset and the record number only."""
 NOTHING_RECOVERED = "nothing can be recovered: "
 Where = tuple[str, int | None, int | None, str | None]
 """(message, file offset or, in a zstd region, region offset, record, field path)"""
@@ -111,9 +107,6 @@ def test_read_validate_and_salvage_report_the_same_problem(name, data, message, 
     validated = first_unreadable(data)
     assert message in validated[0] and validated[3] == field  # (the offset: test_validation)
     read = where_read_fails(data)
-    if name in READ_NAMES_NO_FIELD:
-        assert read[3] is None
-        read = (*read[:3], field)
     assert read == validated
     assert where_salvage_fails(data) == where_read_fails(data)
 
@@ -124,11 +117,7 @@ def test_each_record_error_is_one_verdict_for_all_three(region, message):
     data = tachyon_file(region, sample_count=1, thread_count=4, num_frames=10)
     read = where_read_fails(data)
     assert read[0] == message
-    validated = first_unreadable(data)
-    if read[3] is None and validated[3] is not None:  # (see READ_NAMES_NO_FIELD)
-        assert message.startswith(("Invalid thread count", "Invalid frame index"))
-        validated = (*validated[:3], None)
-    assert validated == read
+    assert first_unreadable(data) == read
     assert where_salvage_fails(data) == read
 
 
@@ -253,7 +242,7 @@ MUTATED = ["threads_cpu_opcodes_raw.bin", "synthetic_edges_raw.bin", "threads_wa
 def test_read_and_validate_stop_at_the_same_record_problem(name, mutate, rng):
     """Records of real files mutated at random (bytes flipped or set, the region cut, counts
     patched, records inserted): validate's first unreadable problem is read's error (message,
-    offset, record; the field where read names one), and salvage reports it first."""
+    offset, record, field), and salvage reports it first."""
     data = mutate(mutations.golden(DATA_DIR / name), rng)
     try:
         tachyon_format.read(data, format="tachyon")
@@ -265,8 +254,5 @@ def test_read_and_validate_stop_at_the_same_record_problem(name, mutate, rng):
         return
     read = where_read_fails(data)
     event(read[0].split(":")[0].split(" exceeds")[0])
-    validated = first_unreadable(data)
-    if read[3] is None:
-        validated = (*validated[:3], None)
-    assert validated == read
+    assert first_unreadable(data) == read
     assert where_salvage_fails(data) == read
