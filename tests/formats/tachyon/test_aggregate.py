@@ -72,8 +72,7 @@ def assert_same_tables(aggregated, full) -> None:
     assert aggregated.meta == full.meta
     ours, theirs = aggregated.extras["tachyon"], full.extras["tachyon"]
     assert ours.info == theirs.info
-    for name, column in vars(theirs.records).items():
-        np.testing.assert_array_equal(getattr(ours.records, name), column, err_msg=name)
+    assert ours.records is None and theirs.records is not None  # (rows of samples not kept)
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])

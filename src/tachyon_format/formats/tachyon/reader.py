@@ -56,8 +56,10 @@ def read(
     *aggregate*: one sample row per distinct (thread, stack, status) instead, in order of
     first appearance, with its number of samples as ``values`` (sample type
     ``samples``/``count``) and no timestamps; the tables, ``meta`` and ``extras`` are those
-    of the full read. The samples are counted as they are decoded
-    (:mod:`.region.counting`): memory grows with the distinct rows, not the samples.
+    of the full read, but for the record table (``extras["tachyon"].records`` is None: a
+    record row points at samples that counts do not keep). The samples are counted as they
+    are decoded (:mod:`.region.counting`): memory grows with the distinct rows, not the
+    samples nor the records.
 
     *threads*: whether a helper thread finds the next stretch of records while the current
     one is decoded (the result is the same either way); by default, when this process may
@@ -68,7 +70,7 @@ def read(
     with :func:`~.file.open_file` (it is then left open).
 
     Limits (docs/format/limits.md), checked before the memory is taken: *max_samples* sample
-    rows (and record rows; only records with *aggregate*), else a
+    rows and record rows (no limit with *aggregate*: it keeps neither), else a
     :class:`~tachyon_format.errors.LimitError` that says how to raise it, or to go through
     the file with :func:`iter_batches`; *max_region_size* bytes of decompressed zstd
     region (CPython's 1 GiB by default).
@@ -91,20 +93,23 @@ def read(
         dropped = 0  # record rows let go: see below
         for chunk, final in _with_last(tachyon_file.iter_region(chunk_size)):
             decoder.decode_into(chunk, final=final, samples=samples, records=records)
-            _check_rows(0 if aggregate else decoder.total_samples, dropped + records.size,
-                        max_samples)
-            if decoder.total_samples > tachyon_file.sample_count:
+            if aggregate:
+                # (a record row points at its first sample, which counts do not keep: the
+                # rows go as they come, so that memory grows with the distinct rows only)
+                records.size = 0
+            else:
+                _check_rows(decoder.total_samples, dropped + records.size, max_samples)
+            if decoder.total_samples > tachyon_file.sample_count and not aggregate:
                 # the read can only fail now (with the count mismatch, a later record's
                 # error, or the limit): the rows are let go, not grown up to max_samples
                 dropped += records.size
                 records.size = 0
-                if not aggregate:
-                    samples.size = 0
+                samples.size = 0
             if progress is not None:
                 progress(decoder.total_samples, tachyon_file.sample_count)
         _check_sample_count(tachyon_file, decoder.total_samples)
         return _profile(tachyon_file, decoder, Samples(**samples.finish()),
-                        Records(**records.finish()))
+                        None if aggregate else Records(**records.finish()))
 
 
 def iter_batches(
@@ -263,7 +268,7 @@ def _check_sample_count(tachyon_file: TachyonFile, decoded: int) -> None:
         )
 
 
-def _profile(tachyon_file: TachyonFile, decoder, samples: Samples, records: Records):
+def _profile(tachyon_file: TachyonFile, decoder, samples: Samples, records: Records | None):
     interpreter_id, thread_id = decoder.threads
     assert tachyon_file.frames is not None and tachyon_file.strings is not None
     frames: Frames = tachyon_file.frames
