@@ -137,8 +137,8 @@ class TablePart:
     """One partition of a dataset read whole: a part of one of its tables' files, and the
     writes (``write_id``) of the selected profiles, whose rows it keeps (a write no
     ``profiles`` row names, one that lost to another writer of the same file, is left out);
-    ``profile_ids`` those profiles, when a selection does not take them all (pushed into the
-    read: row groups whose statistics rule them out are not read)."""
+    ``profile_ids`` those profiles, when the selection is by labels or partition values
+    (pushed into the read: row groups whose statistics rule them out are not read)."""
 
     part: delta.Part
     write_ids: pa.Array
