@@ -1,12 +1,19 @@
-"""A fleet's profiles on Dask: collections with one partition per file (or per profile of
-the dataset, or per row group), and the fleet-wide ``top``, ``merge`` and ``diff`` as tree
-reductions of small per-file partial results (:mod:`.partials`).
+"""A fleet's profiles on Dask: collections with one partition per file (or per part of a
+dataset's table), and the fleet-wide ``top``, ``merge`` and ``diff`` as tree reductions of
+small partial results (:mod:`.partials`).
 
 A *source* is a sequence of profile files (paths or fsspec URLs, any format the library
 reads) or a :class:`Selection` of a dataset (:func:`select`). Each file is read on a worker
 (``read(..., aggregate=True)``: per-stack counts) and reduced there to counts per function
 or per stack, so what travels and what the reduction holds grows with the distinct
-functions or stacks, never with the samples or the files. The work runs on whatever Dask
+functions or stacks, never with the samples or the files. A dataset is read by parts of its
+tables' Parquet files (:func:`parts`: whole row groups, each read once, whatever profiles it
+holds), not profile by profile: one profile's rows are in a row group of every batch's file
+as added, so reading the profiles one by one reads each row group once per profile in it.
+A part's rows (of the selected profiles' committed writes) make a partial
+:class:`~.partials.StackCounts` (the counts of a ``samples`` part, or the dictionary entries
+of a ``stacks``, ``frames`` or ``strings`` part); added up, they are the selection's counts,
+as if its profiles had been read one by one and combined. The work runs on whatever Dask
 scheduler is current: a ``dask.distributed.Client`` once one is made, else Dask's default
 (``scheduler=`` chooses one, as for ``dask.compute``).
 
@@ -25,6 +32,8 @@ from typing import Any
 
 import dask
 import dask.bag as db
+import pyarrow as pa
+import pyarrow.dataset as pads
 
 import tachyon_format
 from tachyon_format.analysis import Table
@@ -32,7 +41,7 @@ from tachyon_format.analysis import diff as diff_profiles
 from tachyon_format.analysis.keys import By
 from tachyon_format.model import Profile
 
-from . import storage
+from . import delta, storage
 from .partials import FunctionCounts, StackCounts
 
 SPLIT_EVERY = 8
@@ -97,16 +106,21 @@ def units(source: Source, format: str | None = None) -> list[Unit]:
 
 
 def profiles_bag(source: Source, *, format: str | None = None) -> db.Bag:
-    """A bag with one partition per file (or selected dataset profile) holding its profile
-    as per-stack counts (an ordinary :class:`~tachyon_format.Profile`), read lazily on the
-    worker."""
+    """A bag with one partition per file (or selected dataset profile, read from the row
+    groups that may hold it) holding its profile as per-stack counts (an ordinary
+    :class:`~tachyon_format.Profile`), read lazily on the worker."""
     return _units_bag(source, format).map(Unit.profile)
 
 
 def counts_bag(source: Source, *, format: str | None = None) -> db.Bag:
-    """A bag with one partition per file (or selected dataset profile) holding its
-    :class:`~.partials.StackCounts` (global stack ids, and the dictionary entries they
-    need)."""
+    """A bag of :class:`~.partials.StackCounts` (global stack ids, and the dictionary entries
+    they need) whose sum (:meth:`~.partials.StackCounts.combine`) is *source*'s: one partition
+    per file holding its counts, or for a dataset one per part of its tables
+    (:func:`parts`) holding that part's share of the selected profiles' counts or
+    dictionaries."""
+    if isinstance(source, Selection):
+        work = parts(source)
+        return db.from_sequence(work, npartitions=len(work)).map(TablePart.stack_counts)
     return _units_bag(source, format).map(Unit.stack_counts)
 
 
@@ -118,22 +132,84 @@ def _units_bag(source: Source, format: str | None) -> db.Bag:
     return db.from_sequence(work, npartitions=len(work))
 
 
+@dataclass(frozen=True)
+class TablePart:
+    """One partition of a dataset read whole: a part of one of its tables' files, and the
+    writes (``write_id``) of the selected profiles, whose rows it keeps (a write no
+    ``profiles`` row names, one that lost to another writer of the same file, is left out);
+    ``profile_ids`` those profiles, when the selection is by labels or partition values
+    (pushed into the read: row groups whose statistics rule them out are not read)."""
+
+    part: delta.Part
+    write_ids: pa.Array
+    profile_ids: pa.Array | None = None
+
+    def rows(self, schema: pa.Schema) -> pa.Table:
+        """The part's rows of the selected writes, with *schema*'s columns."""
+        where = pads.field("write_id").isin(self.write_ids)
+        if self.profile_ids is not None:
+            where = pads.field("profile_id").isin(self.profile_ids) & where
+        return delta.read_part(self.part, schema, where)
+
+    def stack_counts(self) -> StackCounts:
+        """The part's share of the selection's counts: its counts (a part of ``samples``) or
+        its dictionary entries (of ``stacks``, ``frames``, ``strings``), the rest empty."""
+        from .layout import TABLES
+        from .tables import stack_counts
+
+        tables = {name: schema.empty_table() for name, schema in TABLES.items()
+                  if name != "profiles"}
+        name = self.part.table
+        schema = TABLES[name]
+        if name == "samples":  # (its profile ids are not needed: not read)
+            schema = schema.remove(schema.get_field_index("profile_id"))
+        tables[name] = self.rows(schema)
+        return stack_counts(**tables)
+
+
+MAX_LISTED = 1000
+"""Selected profiles up to which their ids choose the files to read (by the files'
+statistics); a larger selection reads every file, keeping its profiles' rows."""
+
+
+def parts(selection: Selection) -> list[TablePart]:
+    """The partitions of a dataset read whole: the parts of its ``samples``, ``stacks``,
+    ``frames`` and ``strings`` files (:func:`.delta.parts`), each keeping the rows of the
+    selected profiles (the selection by labels or partition values made first, in the small
+    ``profiles`` table); with such a selection, only the files whose statistics may hold
+    one of them. ValueError if no profile is selected."""
+    from .dataset import open_existing, profiles
+    from .layout import PARTS, stored
+
+    manifest = open_existing(selection.location)
+    chosen = profiles(selection.location, selection.where)
+    if not len(chosen):
+        raise ValueError("no profiles to read")
+    write_ids = chosen.column("write_id").combine_chunks()
+    profile_ids = listed = None
+    if selection.where:
+        profile_ids = chosen.column("profile_id").combine_chunks()
+        if len(chosen) <= MAX_LISTED:  # (a predicate of a bounded length)
+            listed = profile_ids.to_pylist()
+    return [TablePart(part, write_ids, profile_ids)
+            for table in PARTS
+            for part in delta.parts(selection.location, table,
+                                    stored(table, manifest.partition_by), listed)]
+
+
 def samples_frame(source: Source, *, format: str | None = None):
     """A ``dask.dataframe`` of rows of the dataset's ``samples`` table (per (stack, thread,
-    status) counts, with global stack ids), one partition per file or per selected profile
-    of the dataset."""
+    status) counts, with global stack ids), one partition per file, or per part of the
+    dataset's ``samples`` files (:func:`parts`)."""
     import dask.dataframe as dd
     import pandas as pd
 
     from .layout import SAMPLES
     from .tables import sample_rows
 
-    def rows(unit: Unit) -> pd.DataFrame:
-        if unit.profile_id is not None:
-            from .dataset import read_write
-
-            return read_write(unit.location, "samples", unit.profile_id,
-                              unit.write_id or "").to_pandas(types_mapper=pd.ArrowDtype)
+    def rows(unit: Unit | TablePart) -> pd.DataFrame:
+        if isinstance(unit, TablePart):
+            return unit.rows(SAMPLES).to_pandas(types_mapper=pd.ArrowDtype)
         from .file_rows import content_id
 
         counts = unit.stack_counts()
@@ -141,7 +217,12 @@ def samples_frame(source: Source, *, format: str | None = None):
                            counts.counts).to_pandas(types_mapper=pd.ArrowDtype)
 
     meta = SAMPLES.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
-    return dd.from_map(rows, units(source, format), meta=meta)
+    if isinstance(source, Selection):
+        work: Sequence[Unit | TablePart] = [p for p in parts(source)
+                                            if p.part.table == "samples"]
+    else:
+        work = units(source, format)
+    return dd.from_map(rows, work, meta=meta)
 
 
 def top(source: Source, n: int = 20, by: By = "function", *, sort: str = "self",
@@ -157,7 +238,12 @@ def top(source: Source, n: int = 20, by: By = "function", *, sort: str = "self",
 
 def function_table(source: Source, by: By = "function", *, format: str | None = None,
                    split_every: int = SPLIT_EVERY, scheduler: Any = None, **options) -> Table:
-    """The fleet's whole function table (see :func:`top`)."""
+    """The fleet's whole function table (see :func:`top`). Of a dataset: the function table
+    of its selection merged (:func:`merge`), which is the sum of its profiles' (each of the
+    table's weights is a sum over samples)."""
+    if isinstance(source, Selection):
+        merged = _merged(source, split_every, scheduler)
+        return FunctionCounts.of_profile(merged.to_profile(), by, **options).table()
 
     def partial(unit: Unit) -> FunctionCounts:  # (read and reduced in one task)
         return FunctionCounts.of_profile(unit.profile(), by, **options)
@@ -174,10 +260,16 @@ def merge(source: Source, *, format: str | None = None, split_every: int = SPLIT
     a tree, then :meth:`~.partials.StackCounts.to_profile` (one sample row per distinct
     (stack, thread, status), its count as the value; any writer without a timeline writes
     it: pprof, collapsed stacks, flame graphs ...)."""
+    return _merged(source, split_every, scheduler, format).to_profile()
+
+
+def _merged(source: Source, split_every: int, scheduler: Any,
+            format: str | None = None) -> StackCounts:
+    """The sum of :func:`counts_bag`'s partitions, computed."""
     reduced = counts_bag(source, format=format).reduction(
         StackCounts.combine, StackCounts.combine, split_every=split_every)
     (counts,) = dask.compute(reduced, scheduler=scheduler)
-    return counts.to_profile()
+    return counts
 
 
 def diff(before: Source, after: Source, by: By = "function", *, stacks: bool = False,

@@ -12,9 +12,9 @@ each file counted once. Which files are there already is looked up by id, in the
 ``profiles`` whose statistics may hold them, so an add costs the same whatever the
 dataset's size. :func:`compact` rewrites the many small files of many adds into few.
 :func:`profiles` lists what a dataset holds, :func:`load_counts` reads one profile's rows
-back as a :class:`~.partials.StackCounts` (the unit of work of the fleet-wide aggregations
-in :mod:`.cluster`), :func:`summary` says what is in it, :func:`arrow` gives a table to
-DuckDB or any Arrow reader.
+back as a :class:`~.partials.StackCounts` (the unit of work of :func:`.cluster.profiles_bag`;
+the fleet-wide aggregations read the tables' files by parts), :func:`summary` says what is
+in it, :func:`arrow` gives a table to DuckDB or any Arrow reader.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -228,7 +229,67 @@ def read(location: str | os.PathLike, table: str, schema: pa.Schema,
     """The rows of *table* that match *where* (of *schema*'s columns, ``profile_id`` and
     ``write_id``; in the files *files* selects, see :func:`scan`), with *schema*'s columns;
     FormatError if the table's log or one of its files is damaged."""
+    return _read(scan(location, table, schema, files), table, schema, where)
+
+
+PART_ROWS = 1 << 18
+"""Rows of a :class:`Part` (whole row groups, so about 16 of :data:`ROW_GROUP_ROWS`): a
+compacted table's one large file still makes several units of work."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """Whole row groups of one Parquet file of a table's current version: a unit of work of
+    a reader of the whole table, read on any machine (it pickles: the file's path, its
+    filesystem, the row groups)."""
+
+    table: str
+    fragment: pads.ParquetFileFragment
+    schema: pa.Schema
+    """The table's columns as its scan gives them (what each file's are read as)."""
+
+    def to_table(self, columns: list[str], filter: pads.Expression | None = None) -> pa.Table:
+        return self.fragment.to_table(schema=self.schema, columns=columns, filter=filter)
+
+
+def parts(location: str | os.PathLike, table: str, schema: pa.Schema,
+          profile_ids: Sequence[str] | None = None, rows: int | None = None) -> list[Part]:
+    """The current version of *table* as parts of about *rows* rows each (default
+    :data:`PART_ROWS`), in the order of its files (with *profile_ids*, only the files whose
+    statistics may hold one of them); none if the table was not created yet. FormatError if
+    its log or a file's footer is damaged."""
+    rows = rows or PART_ROWS
+    files = None if profile_ids is None else f"profile_id IN ({_listed(profile_ids)})"
     found = scan(location, table, schema, files)
+    if not isinstance(found, pads.FileSystemDataset):  # (no table yet: an empty one)
+        return []
+    out = []
+    try:
+        for fragment in found.get_fragments():
+            groups: list[int] = []
+            held = 0
+            for group in fragment.row_groups:  # (reads the file's footer)
+                if groups and held + group.num_rows > rows:
+                    out.append(Part(table, fragment.subset(row_group_ids=groups), found.schema))
+                    groups, held = [], 0
+                groups.append(group.id)
+                held += group.num_rows
+            if groups:
+                out.append(Part(table, fragment.subset(row_group_ids=groups), found.schema))
+    except Exception as exc:  # (pyarrow: ArrowInvalid, OSError for a file lost or cut)
+        raise _damaged(table, exc) from None
+    return out
+
+
+def read_part(part: Part, schema: pa.Schema, where: pads.Expression | None = None) -> pa.Table:
+    """The rows of *part* that match *where*, as :func:`read` gives a table's."""
+    return _read(part, part.table, schema, where)
+
+
+def _read(found: pads.Dataset | Part, table: str, schema: pa.Schema,
+          where: pads.Expression | None) -> pa.Table:
+    """The rows of *found* (a scan of *table*, or a part of one) that match *where*, with
+    *schema*'s columns."""
     # delta-rs writes the files it rewrites (a merge's, a delete's) with string_view columns,
     # which a filter pushed into the scan fails to compare with the table's string
     # statistics: there the rows are filtered once read (in profiles, always: its files are
@@ -241,7 +302,8 @@ def read(location: str | os.PathLike, table: str, schema: pa.Schema,
             # (pushed into the scan: row groups whose statistics rule it out are not read)
             rows = found.to_table(columns=schema.names, filter=where)
         except pa.ArrowNotImplementedError:
-            rows = found.to_table(columns=[*schema.names, *ids]).filter(where)
+            rows = found.to_table(columns=[*schema.names, *ids])
+            rows = rows if where is None else rows.filter(where)
         rows = rows.select(schema.names)
         for i, field in enumerate(schema):  # (stored as int64 of the same bits: _as_stored)
             if field.type == pa.uint64() and rows.schema.field(i).type == pa.int64():
