@@ -179,7 +179,7 @@ def test_the_region_stays_below_the_file_layer():
             assert not {t for t in targets if t.startswith(NOT_FROM_REGION)}, name
     scan_imports = {t for t in GRAPH[f"{REGION}.scan"] if t.startswith(REGION)}
     assert scan_imports <= {f"{REGION}.{m}" for m in ("records", "threads", "columns",
-                                                       "layout")}
+                                                       "layout", "replay_checks")}
 
 
 def test_the_checks_catch_a_cycle_and_an_upward_import():
