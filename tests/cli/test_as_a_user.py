@@ -114,6 +114,14 @@ def test_dataset_add_keeps_going_past_a_bad_file(tmp_path, capsys):
     assert tachyon_format.fleet.dataset.summary(str(tmp_path / "ds"))["profiles"] == 2
 
 
+def test_dataset_add_names_a_bad_file_as_given(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("pyarrow", reason="datasets need pyarrow (the fleet extra)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.bin").write_bytes(b"HCAT" + bytes(100))
+    code, _, err = run(capsys, "dataset", "add", "ds", "bad.bin")
+    assert code == 1 and "tachyon-format: bad.bin: " in err and str(tmp_path) not in err
+
+
 def test_dataset_without_its_extra_says_which(tmp_path):
     script = textwrap.dedent("""
         import sys

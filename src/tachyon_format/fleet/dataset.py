@@ -109,8 +109,8 @@ def add(location: str | os.PathLike, files: Iterable[str | os.PathLike], *,
     bytes) is skipped; of writers adding one file at the same moment, one adds it and the
     others skip it. Files are committed in batches (:data:`BATCH_FILES`, :data:`BATCH_ROWS`),
     one commit per table for a batch. A file that cannot be read (FormatError, ValueError,
-    OSError) is passed with its error to *on_error* and left out; without *on_error* the
-    error is raised, once the files before it are committed."""
+    OSError) is passed, named as given, with its error to *on_error* and left out; without
+    *on_error* the error is raised, once the files before it are committed."""
     manifest = open_manifest(location, partition_by)
     create_tables(location, manifest)
     options = {"manifest": manifest, "labels": labels or {}, "timestamps": timestamps,
@@ -133,6 +133,7 @@ class _Input:
     source: str | os.PathLike | bytes
     profile_id: str = ""
     error: Exception | None = None
+    given: str = ""  # the file as the caller named it (for its errors)
 
 
 @dataclass(frozen=True)
@@ -151,12 +152,12 @@ def _batches_of(files: Iterable[str | os.PathLike]) -> Iterator[list[_Input]]:
     batch: list[_Input] = []
     held = 0
     for file in files:
-        name = storage.display_name(file)
+        name, given = storage.display_name(file), os.fspath(file)
         try:
             source = storage.read_source(file)
-            batch.append(_Input(name, source, file_rows.content_id(source)))
+            batch.append(_Input(name, source, file_rows.content_id(source), given=given))
         except _READ_ERRORS as exc:
-            batch.append(_Input(name, file, error=exc))
+            batch.append(_Input(name, file, error=exc, given=given))
         held += len(batch[-1].source) if isinstance(batch[-1].source, bytes) else 0
         if len(batch) == BATCH_FILES or held >= BATCH_BYTES:
             yield batch
@@ -193,9 +194,9 @@ def _add_batch(location: str | os.PathLike, batch: list[_Input],
             if on_error is None:
                 commit()
                 if isinstance(exc, FormatError):  # (a note keeps the message as it is)
-                    exc.add_note(f"while adding {item.name}")
+                    exc.add_note(f"while adding {item.given}")
                 raise
-            on_error(item.name, exc)
+            on_error(item.given, exc)
             continue
         present.add(item.profile_id)  # (the same bytes twice in one batch: added once)
         outcomes.append(write)
