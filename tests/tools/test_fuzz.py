@@ -158,7 +158,7 @@ needs_atheris = pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
 
 @needs_fleet
 def test_the_fleet_target_counts_each_profile_once_in_a_dataset_it_reuses(tmp_path):
-    from tachyon_format.fleet import dataset
+    from tachyon_format.fleet import dataset, file_rows
 
     fleet = fuzz.Fleet(tmp_path / "fleet", max_adds=4)
     tachyon = (DATA_DIR / "synthetic_edges_raw.bin").read_bytes()
@@ -174,13 +174,13 @@ def test_the_fleet_target_counts_each_profile_once_in_a_dataset_it_reuses(tmp_pa
         tachyon_format.read(tachyon)) + fuzz.samples_kept(tachyon_format.read(collapsed)) > 0
     assert fuzz.exercise_fleet(collapsed, fleet)  # past max_adds: a new dataset
     assert fleet.location != first and not first.exists()
-    assert list(fleet.profiles) == [dataset.content_id(collapsed)]
+    assert list(fleet.profiles) == [file_rows.content_id(collapsed)]
 
 
 @needs_fleet
 def test_a_fleet_that_breaks_its_contract_is_a_crash(tmp_path, monkeypatch):
     from tachyon_format import FormatError
-    from tachyon_format.fleet import dataset
+    from tachyon_format.fleet import dataset, file_rows
 
     data = (DATA_DIR / "synthetic_edges_raw.collapsed.txt").read_bytes()
     real_summary = dataset.summary
@@ -198,7 +198,7 @@ def test_a_fleet_that_breaks_its_contract_is_a_crash(tmp_path, monkeypatch):
         "load_counts": (lambda *a, **k: [][1], "load_counts", IndexError),
     }
     for name, (replacement, verb, error) in broken.items():
-        monkeypatch.setattr(dataset, name, replacement)
+        monkeypatch.setattr(file_rows if name == "content_id" else dataset, name, replacement)
         with pytest.raises(fuzz.Crash) as info:
             fuzz.exercise_fleet(data, fuzz.Fleet(tmp_path / name))
         assert (info.value.verb, type(info.value.error)) == (verb, error), name

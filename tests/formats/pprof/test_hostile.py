@@ -149,7 +149,7 @@ def test_one_giant_sample_is_counted_before_it_is_decoded(num_ids):
     with Bounded() as bounds, pytest.raises(FormatError) as info:
         tachyon_format.read(data, format="pprof")
     assert info.value.path == "Profile -> sample -> 0 -> location_id"
-    assert f"more than {MAX_STACK_DEPTH} location ids" in info.value.message
+    assert f"a stack of {num_ids} frames, deeper than the limit" in info.value.message
     assert bounds.peak < message_size(data) + 32 * MIB, bounds.peak
     assert bounds.seconds < 10 + 10 * num_ids / 10**6, bounds.seconds
 
@@ -160,7 +160,7 @@ def test_one_sample_of_millions_of_values_is_refused_before_it_is_decoded(num_va
     with Bounded() as bounds, pytest.raises(FormatError) as info:
         tachyon_format.read(data, format="pprof")
     assert info.value.path == "Profile -> sample -> 0 -> value"
-    assert "more than 1 values for 1 sample types" in info.value.message
+    assert f"{num_values} values for 1 sample types" in info.value.message
     assert bounds.peak < message_size(data) + 32 * MIB, bounds.peak
 
 
@@ -170,6 +170,6 @@ def test_a_long_sample_within_the_limits_reads():
     assert message_size(data) > LONG_SAMPLE
     profile = tachyon_format.read(data, format="pprof")
     assert profile.stack_frames(profile.samples.stack[0]).size == MAX_STACK_DEPTH
-    with pytest.raises(FormatError, match="more than 65536 location ids"):
+    with pytest.raises(FormatError, match="a stack of 65537 frames, deeper than the limit"):
         tachyon_format.read(hostile.one_giant_sample(MAX_STACK_DEPTH + 1, location_id=300),
                             format="pprof")

@@ -150,20 +150,27 @@ def check_sample_counts(buf, start: int, end: int, num_types: int | None, path: 
     sample is decoded: one sample of 10**7 ids is a 10 MB message whose decoding would take
     half a gigabyte. The sample's fields are walked by runs of LEN fields
     (:func:`find_len_run`); a wire error stops the count, for the decoder to name."""
-    limits = {LOCATION_IDS: (MAX_STACK_DEPTH, "location ids (a stack is at most "
-                                              f"{MAX_STACK_DEPTH} frames deep: MAX_STACK_DEPTH)"),
-              VALUES: (num_types, f"values for {num_types} sample types (pprof: 'mismatch: "
-                                  "sample has N values vs. M types')")}
+    limits = {LOCATION_IDS: MAX_STACK_DEPTH, VALUES: num_types}
     counts = dict.fromkeys(limits, 0)
-    names = {LOCATION_IDS: "location_id", VALUES: "value"}
 
     def add(number: int, count: int) -> None:
-        if number not in limits:
-            return
-        counts[number] += count
-        limit, what = limits[number]
-        if limit is not None and counts[number] > limit:
-            raise fail(f"more than {limit} {what}", f"{path} -> {names[number]}")
+        if number in limits:
+            counts[number] += count
+            if count == 1:  # (fields one at a time, a Python step each: stop at the limit)
+                check(more_than=number)
+
+    def check(more_than: int = 0) -> None:
+        """The counts so far against the limits, in the wording of the other readers (that
+        of field *more_than* only that it is beyond its limit: its count stopped there)."""
+        ids, values = counts[LOCATION_IDS], counts[VALUES]
+        if ids > MAX_STACK_DEPTH:
+            ids_said = f"more than {MAX_STACK_DEPTH}" if more_than == LOCATION_IDS else ids
+            raise fail(f"a stack of {ids_said} frames, deeper than the limit of "
+                       f"{MAX_STACK_DEPTH} (MAX_STACK_DEPTH)", f"{path} -> location_id")
+        if num_types is not None and values > num_types:
+            values_said = f"more than {num_types}" if more_than == VALUES else values
+            raise fail(f"{values_said} values for {num_types} sample types (pprof: 'mismatch: "
+                       "sample has N values vs. M types')", f"{path} -> value")
 
     view = buf[:end]  # (a run search must not look past the sample)
     pos, window = start, FIRST_WINDOW
@@ -191,6 +198,7 @@ def check_sample_counts(buf, start: int, end: int, num_types: int | None, path: 
             elif wire in (I64, I32):
                 pos = at + (8 if wire == I64 else 4)
             else:
-                return
+                return check()
         except LEB128Error:
-            return
+            return check()
+    check()
