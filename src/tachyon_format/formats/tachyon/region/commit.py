@@ -37,7 +37,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
 from tachyon_format.kernels import segments
 from tachyon_format.schema import tachyon_values as spec
 
@@ -62,17 +61,18 @@ MAX_DEPTH = spec.MAX_STACK_DEPTH
 
 
 class Failed(NamedTuple):
-    """A check that failed on a record of the batch: the first record's wins, and of its
-    checks the first in CPython's order."""
+    """A check that failed on a record of the batch, with the numbers of its message: the
+    first record's wins, and of its checks the first in CPython's order."""
 
     record: int  # in the batch
     number: int  # the check's, in docs/format/reader.md#checks-during-replay
-    message: str
-    path: str | None
+    check: ReplayCheck
+    a: object = 0
+    b: object = 0
 
     @classmethod
     def of(cls, record: int, check: ReplayCheck, a: object = 0, b: object = 0) -> Failed:
-        return cls(record, check.number, check.text(a, b), check.path(a))
+        return cls(record, check.number, check, a, b)
 
 
 __all__ = ["Committer"]
@@ -108,8 +108,9 @@ class Committer:
         except ThreadCountError as exc:
             if exc.index:
                 self.commit(batch.split(exc.index)[0], samples, records)
-            raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
-                              record=self.records, region=True, path=exc.path) from None
+            raise checks.THREAD_COUNT.error(exc.declared, exc.found,
+                                            offset=int(batch.offset[exc.index]),
+                                            record=self.records) from None
         key = segments.small_key_dtype(max(len(self.threads), 1))
         order = np.argsort(thr.astype(key), kind="stable")  # a radix sort for small keys
         errors: list[Failed] = []  # the first wins
@@ -118,15 +119,16 @@ class Committer:
         innermost = self._first_innermost_suffix(batch, before)
         if errors and min(errors)[0] < innermost:
             # the records before the bad one are committed, as CPython replays them
-            index, _, message, path = min(errors)
+            failed = min(errors)
+            index = failed.record
             # the threads are those of the records up to the bad one, as CPython meets them
             self.threads.truncate(known)
             if index:
                 self.commit(batch.split(index)[0], samples, records, continued=continued)
             self.threads.rows_of(batch.interpreter_id[index:index + 1],
                                  batch.thread_id[index:index + 1])
-            raise FormatError(message, offset=int(batch.offset[index]),
-                              record=self.records, region=True, path=path)
+            raise failed.check.error(failed.a, failed.b, offset=int(batch.offset[index]),
+                                     record=self.records)
         if innermost < batch.size:  # (its errors, if any, are the sequential reader's)
             self.threads.truncate(known)  # (the sequential reader adds that record's)
             if innermost:
@@ -156,8 +158,9 @@ class Committer:
         except ThreadCountError as exc:
             if exc.index:
                 self.commit_empty(batch.split(exc.index)[0], samples, records)
-            raise FormatError(str(exc), offset=int(batch.offset[exc.index]),
-                              record=self.records, region=True, path=exc.path) from None
+            raise checks.THREAD_COUNT.error(exc.declared, exc.found,
+                                            offset=int(batch.offset[exc.index]),
+                                            record=self.records) from None
         rows = records.append(batch.size)
         rows["offset"][...] = batch.offset
         rows["encoding"][...] = REPEAT

@@ -49,6 +49,7 @@ from .long_records import (
     start_long_repeat,
 )
 from .records import REPEAT, SUFFIX, RecordBatch
+from .replay_checks import ReplayCheck
 from .scan import Incomplete, Record, scan_record, stack_after
 from .stack_tree import StackTree
 from .threads import ThreadTable
@@ -267,22 +268,22 @@ class SampleDecoder(RegionDecoder):
         head = self._long
         assert head is not None
 
-        def fail(message: str) -> FormatError:
-            return FormatError(message, offset=head.offset, record=head.index, region=True)
+        def fail(check: ReplayCheck) -> FormatError:
+            return check.error(offset=head.offset, record=head.index)
 
         try:
             deltas, statuses, used = repeat_entries(buf, head.left)
         except Malformed as exc:
             deltas, statuses, used = exc.args
             self._commit_long(head, deltas, statuses, samples, records)
-            raise fail(checks.RLE_VARINT.text()) from None
+            raise fail(checks.RLE_VARINT) from None
         self._commit_long(head, deltas, statuses, samples, records)
         left = head.left - deltas.size
         self._long = head._replace(left=left) if left else None
         if left and final:
             rest = buf[used:used + 10]
             ends = np.flatnonzero(rest < 0x80)
-            raise fail((checks.RLE_END if ends.size else checks.RLE_VARINT).text())
+            raise fail(checks.RLE_END if ends.size else checks.RLE_VARINT)
         return used
 
     def _commit_long(self, head: LongRepeat, deltas, statuses, samples, records) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tachyon_format.errors import FormatError
+
 from ..checks import header_field
 
 __all__ = ["CHECKS", "ReplayCheck"]
@@ -32,6 +34,12 @@ class ReplayCheck(NamedTuple):
 
     def path(self, a: object = 0) -> str | None:
         return None if self.field is None else self.field.format(a)
+
+    def error(self, a: object = 0, b: object = 0, *, offset: int,
+              record: int | None) -> FormatError:
+        """The error of this check on the record at region offset *offset*, number *record*."""
+        return FormatError(self.text(a, b), offset=offset, record=record, region=True,
+                           path=self.path(a))
 
 
 TRUNCATED_DATA = ReplayCheck(1, "Truncated sample data: {0} trailing bytes")

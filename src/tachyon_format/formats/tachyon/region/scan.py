@@ -28,7 +28,6 @@ from typing import Literal, NamedTuple, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
 from tachyon_format.schema.leb128 import (
     U32_MAX,
     U64_MAX,
@@ -116,8 +115,7 @@ def scan_record(
     offset = base + pos
 
     def fail(check: ReplayCheck, a: object = 0, b: object = 0) -> NoReturn:
-        raise FormatError(check.text(a, b), offset=offset, record=index, region=True,
-                          path=check.path(a))
+        raise check.error(a, b, offset=offset, record=index)
 
     def varint(check: ReplayCheck, *, u32: bool = True) -> int:
         nonlocal p
@@ -234,9 +232,9 @@ def _failed(report: Report | None, check: ReplayCheck, offset: int, index: int,
     with *report*, reports it (its field, and with *found*: what was expected and found) and
     returns, unless the record's last count, *count*, is beyond :data:`MAX_DEPTH` (CPython
     fails on it before it reads a frame, so its frames' syntax is unknown)."""
-    message, path = check.text(a, b), check.path(a)
     if report is None or count > MAX_DEPTH:
-        raise FormatError(message, offset=offset, record=index, region=True, path=path)
+        raise check.error(a, b, offset=offset, record=index)
+    message, path = check.text(a, b), check.path(a)
     if path is None:
         report(message, **found)
     else:

@@ -31,7 +31,6 @@ class ThreadCountError(Exception):
     def __init__(self, declared: int, found: int, index: int = 0) -> None:
         super().__init__(THREAD_COUNT.text(declared, found))
         self.declared, self.found, self.index = declared, found, index
-        self.path = THREAD_COUNT.path()
 
 
 class ThreadTable:

@@ -54,6 +54,7 @@ try:
 except ModuleNotFoundError:  # (interpreted without Cython: it is a build dependency only)
     from . import _cython_shadow as cython
 
+from tachyon_format.errors import FormatError
 from tachyon_format.schema import tachyon_values
 
 from . import layout, replay_checks
@@ -392,12 +393,10 @@ class RegionWalk:
         return REASONS[self.stopped]
 
     @property
-    def failure(self) -> tuple[str, int, int, str | None]:
-        """CPython's message, the region offset and the number of the failing record, and the
-        field the check is about (None: the record's own bytes)."""
-        check = CHECKS[self.error]
-        return (check.text(self.error_a, self.error_b), self.error_offset, self.error_record,
-                check.path(self.error_a))
+    def failure(self) -> FormatError:
+        """CPython's error of the failing record (its check's, at its region offset)."""
+        return CHECKS[self.error].error(self.error_a, self.error_b, offset=self.error_offset,
+                                        record=self.error_record)
 
     @property
     def in_repeat(self) -> bool:

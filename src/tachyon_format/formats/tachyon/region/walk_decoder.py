@@ -22,8 +22,6 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from tachyon_format.errors import FormatError
-
 from .columns import GrowingColumns
 from .interface import JOIN, RegionDecoder
 
@@ -166,9 +164,7 @@ class WalkDecoder(RegionDecoder):
                 records.reserve(1)
                 self._attach(None, records)
             elif why == "failed":
-                message, offset, record, path = walk.failure
-                raise FormatError(message, offset=offset, record=record, region=True,
-                                  path=path)
+                raise walk.failure
             else:  # done, need_data, window
                 return pos
 
