@@ -99,12 +99,12 @@ def read(
                 records.size = 0
             else:
                 _check_rows(decoder.total_samples, dropped + records.size, max_samples)
-            if decoder.total_samples > tachyon_file.sample_count and not aggregate:
-                # the read can only fail now (with the count mismatch, a later record's
-                # error, or the limit): the rows are let go, not grown up to max_samples
-                dropped += records.size
-                records.size = 0
-                samples.size = 0
+                if decoder.total_samples > tachyon_file.sample_count:
+                    # the read can only fail now (with the count mismatch, a later record's
+                    # error, or the limit): the rows are let go, not grown up to max_samples
+                    dropped += records.size
+                    records.size = 0
+                    samples.size = 0
             if progress is not None:
                 progress(decoder.total_samples, tachyon_file.sample_count)
         _check_sample_count(tachyon_file, decoder.total_samples)

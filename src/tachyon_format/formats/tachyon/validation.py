@@ -62,6 +62,7 @@ class _Batches:
         return iter_batches(self.opened, samples_per_batch=self.samples_per_batch,
                             max_region_size=self.max_region_size)
 
+
 SAMPLE_COUNT = header_field("sample_count")
 THREAD_COUNT = header_field("thread_count")
 WALK_ALL_LIMIT = 8 << 20
