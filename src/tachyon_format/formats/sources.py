@@ -168,6 +168,12 @@ time, so a crafted file with a stack millions of frames deep would take minutes,
 refused instead."""
 
 
+def too_deep(frames: int | str) -> str:
+    """What every reader says of a stack of *frames* frames (a number, or "more than N")."""
+    return (f"a stack of {frames} frames, deeper than the limit of {MAX_STACK_DEPTH} "
+            "(MAX_STACK_DEPTH)")
+
+
 def check_stack_depths(offsets: Any, where: Callable[[int], str]) -> None:
     """Raise :class:`FormatError` if a stack listed in CSR form (stack ``i`` is
     ``offsets[i]:offsets[i + 1]``, a numpy array) is deeper than :data:`MAX_STACK_DEPTH`;
@@ -176,8 +182,7 @@ def check_stack_depths(offsets: Any, where: Callable[[int], str]) -> None:
     deep = (lengths > MAX_STACK_DEPTH).nonzero()[0]
     if deep.size:
         i = int(deep[0])
-        raise FormatError(f"a stack of {int(lengths[i])} frames, deeper than the limit of "
-                          f"{MAX_STACK_DEPTH} (MAX_STACK_DEPTH)", path=where(i))
+        raise FormatError(too_deep(int(lengths[i])), path=where(i))
 
 
 GUNZIP_STEP = 1 << 22

@@ -18,7 +18,7 @@ from tachyon_format.schema import pprof_plain as spec
 from tachyon_format.schema.leb128 import I32, I64, LEN, VARINT, LEB128Error, scan_uleb128
 from tachyon_format.schema.protobuf_plain import key_of
 
-from ..sources import MAX_STACK_DEPTH
+from ..sources import MAX_STACK_DEPTH, too_deep
 from .wire import (
     FIRST_WINDOW,
     LABELS,
@@ -164,9 +164,8 @@ def check_sample_counts(buf, start: int, end: int, num_types: int | None, path: 
         of field *more_than* only that it is beyond its limit: its count stopped there)."""
         ids, values = counts[LOCATION_IDS], counts[VALUES]
         if ids > MAX_STACK_DEPTH:
-            ids_said = f"more than {MAX_STACK_DEPTH}" if more_than == LOCATION_IDS else ids
-            raise fail(f"a stack of {ids_said} frames, deeper than the limit of "
-                       f"{MAX_STACK_DEPTH} (MAX_STACK_DEPTH)", f"{path} -> location_id")
+            raise fail(too_deep(f"more than {MAX_STACK_DEPTH}" if more_than == LOCATION_IDS
+                                else ids), f"{path} -> location_id")
         if num_types is not None and values > num_types:
             values_said = f"more than {num_types}" if more_than == VALUES else values
             raise fail(f"{values_said} values for {num_types} sample types (pprof: 'mismatch: "
