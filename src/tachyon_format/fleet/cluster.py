@@ -172,12 +172,12 @@ MAX_LISTED = 1000
 statistics); a larger selection reads every file, keeping its profiles' rows."""
 
 
-def parts(selection: Selection) -> list[TablePart]:
+def parts(selection: Selection, tables: Sequence[str] | None = None) -> list[TablePart]:
     """The partitions of a dataset read whole: the parts of its ``samples``, ``stacks``,
-    ``frames`` and ``strings`` files (:func:`.delta.parts`), each keeping the rows of the
-    selected profiles (the selection by labels or partition values made first, in the small
-    ``profiles`` table); with such a selection, only the files whose statistics may hold
-    one of them. ValueError if no profile is selected."""
+    ``frames`` and ``strings`` files (or of *tables*' only; :func:`.delta.parts`), each
+    keeping the rows of the selected profiles (the selection by labels or partition values
+    made first, in the small ``profiles`` table); with such a selection, only the files
+    whose statistics may hold one of them. ValueError if no profile is selected."""
     from .dataset import open_existing, profiles
     from .layout import PARTS, stored
 
@@ -192,7 +192,7 @@ def parts(selection: Selection) -> list[TablePart]:
         if len(chosen) <= MAX_LISTED:  # (a predicate of a bounded length)
             listed = profile_ids.to_pylist()
     return [TablePart(part, write_ids, profile_ids)
-            for table in PARTS
+            for table in (PARTS if tables is None else tables)
             for part in delta.parts(selection.location, table,
                                     stored(table, manifest.partition_by), listed)]
 
@@ -218,8 +218,7 @@ def samples_frame(source: Source, *, format: str | None = None):
 
     meta = SAMPLES.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
     if isinstance(source, Selection):
-        work: Sequence[Unit | TablePart] = [p for p in parts(source)
-                                            if p.part.table == "samples"]
+        work: Sequence[Unit | TablePart] = parts(source, ["samples"])
     else:
         work = units(source, format)
     return dd.from_map(rows, work, meta=meta)
